@@ -1,0 +1,45 @@
+# sharq build, test and local-cluster targets. See README.md.
+GO        ?= go
+BIN       ?= bin
+# go-nvml's headers print deprecation warnings; they are harmless.
+export CGO_CFLAGS ?= -Wno-deprecated-declarations
+export CGO_ENABLED = 1
+
+.PHONY: all build test vet fmt-check bench bench-sim up demo clean deps
+
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -trimpath -o $(BIN)/ ./cmd/...
+
+# Tests run as root: they start a private containerd, real daemons and real
+# containers. deps installs the Debian packages they need.
+test: vet fmt-check
+	$(GO) test -race -timeout 40m ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./daemon/sched/ ./spool/ ./daemon/ctld/
+
+bench-sim:
+	contrib/bench/sim-itp.sh
+
+# A working local cluster in the foreground; Ctrl-C stops it cleanly.
+up: build
+	contrib/local/up.sh
+
+demo: build
+	contrib/local/demo.sh
+
+deps:
+	contrib/local/install-deps.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,66 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrTooLarge is returned for a message over MaxMessage bytes.
+var ErrTooLarge = errors.New("message too large")
+
+// Decoder reads one-line JSON messages of bounded size.
+type Decoder struct {
+	r     *bufio.Reader
+	limit int
+}
+
+// NewDecoder reads messages of at most MaxMessage bytes from r: what a
+// server accepts from a peer.
+func NewDecoder(r io.Reader) *Decoder { return NewDecoderLimit(r, MaxMessage) }
+
+// NewDecoderLimit reads messages of at most limit bytes (clients read large
+// qstat answers).
+func NewDecoderLimit(r io.Reader, limit int) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+}
+
+// Decode reads the next message into v. A message that is too long or not
+// valid JSON is an error; io.EOF means the peer closed cleanly.
+func (d *Decoder) Decode(v any) error {
+	var line []byte
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		if len(line)+len(chunk) > d.limit {
+			return fmt.Errorf("decode: %w (limit %d bytes)", ErrTooLarge, d.limit)
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF && len(line) > 0 {
+			return fmt.Errorf("decode: %w", io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		return fmt.Errorf("decode: malformed message: %w", err)
+	}
+	return nil
+}
+
+// Encode writes v as one line.
+func Encode(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}

@@ -1,0 +1,86 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestDecoder(t *testing.T) {
+	cases := []struct {
+		name  string
+		in    string
+		limit int
+		want  error // nil: decodes
+		op    Op
+	}{
+		{"one request", `{"v":1,"op":"stat"}` + "\n", MaxMessage, nil, OpStat},
+		{"eof", "", MaxMessage, io.EOF, ""},
+		{"truncated", `{"v":1,"op":"stat"}`, MaxMessage, io.ErrUnexpectedEOF, ""},
+		{"too large", `{"v":1,"op":"` + strings.Repeat("x", 100) + `"}` + "\n", 64, ErrTooLarge, ""},
+		{"line longer than the buffer", `{"v":1,"op":"stat","ids":["` + strings.Repeat("1", 200000) + `"]}` + "\n", MaxMessage, nil, OpStat},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var req Request
+			err := NewDecoderLimit(strings.NewReader(c.in), c.limit).Decode(&req)
+			if c.want == nil {
+				if err != nil || req.Op != c.op {
+					t.Fatalf("err %v op %q", err, req.Op)
+				}
+				return
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+		})
+	}
+	var req Request
+	if err := NewDecoder(strings.NewReader("{nope}\n")).Decode(&req); err == nil || !strings.Contains(err.Error(), "malformed") {
+		t.Fatalf("malformed: %v", err)
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	in := NodeMsg{V: Version, Type: MsgStart, Start: &StartOrder{Job: Job{ID: "1.t", Env: map[string]string{"A": "line\nbreak"}}, GPUs: []int{2, 3}}}
+	if err := Encode(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(buf.String(), "\n") != 1 {
+		t.Fatalf("not one line: %q", buf.String())
+	}
+	var out NodeMsg
+	if err := NewDecoder(&buf).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Start.Job.Env["A"] != "line\nbreak" || out.Start.GPUs[1] != 3 {
+		t.Fatalf("round trip: %+v", out.Start)
+	}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"v":1,"op":"submit","submit":{"job":{"share":"a"}}}` + "\n"))
+	f.Add([]byte(`{"v":1,"op":"stat","stat":{"ids":["1"]}}` + "\n"))
+	f.Add([]byte(`{"v":1,"op":"alter","alter":{"id":"1","priority":5}}` + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dec := NewDecoderLimit(bytes.NewReader(b), 1<<16)
+		for i := 0; i < 4; i++ {
+			var req Request
+			if err := dec.Decode(&req); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func FuzzDecodeNodeMsg(f *testing.F) {
+	f.Add([]byte(`{"v":1,"type":"hello","node":"n1","running":[{"job_id":"1.t","run":0}]}` + "\n"))
+	f.Add([]byte(`{"v":1,"type":"job_state","job_state":{"job_id":"1.t","state":"exited","exit_status":271}}` + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var m NodeMsg
+		_ = NewDecoderLimit(bytes.NewReader(b), 1<<16).Decode(&m)
+	})
+}

@@ -1,0 +1,105 @@
+package api
+
+import "time"
+
+// State is a job's PBS state letter.
+type State string
+
+const (
+	StateQueued   State = "Q" // pending
+	StateHeld     State = "H" // held (user, admin or system)
+	StateWaiting  State = "W" // qsub -a time not reached
+	StateRunning  State = "R" // running (or being preempted)
+	StateExiting  State = "E" // stop sent, waiting for the exit
+	StateFinished State = "F" // finished, failed or deleted (qstat -x)
+	StateArray    State = "B" // array job with subjobs running
+)
+
+// Owner is who submitted a job, as the kernel told the controller.
+type Owner struct {
+	User   string   `json:"user"`
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+}
+
+// Resources is what a job asks for (per node, except Nodes).
+type Resources struct {
+	Nodes       int           `json:"nodes"`         // at least 1
+	GPUsPerNode int           `json:"gpus_per_node"` // ngpus
+	CPUsPerNode int           `json:"cpus_per_node,omitempty"`
+	MemPerNode  int64         `json:"mem_per_node,omitempty"` // bytes
+	Walltime    time.Duration `json:"walltime,omitempty"`     // 0: the partition's max_walltime
+}
+
+// Dep is one -W depend= entry.
+type Dep struct {
+	Type string `json:"type"` // afterok, afternotok, afterany, after
+	On   string `json:"on"`   // job id
+}
+
+// Alloc is the part of a running job on one node.
+type Alloc struct {
+	Node string `json:"node"`
+	GPUs []int  `json:"gpus"`
+}
+
+// HistoryEntry is one state change of a job.
+type HistoryEntry struct {
+	Time  time.Time `json:"time"`
+	State State     `json:"state"`
+	What  string    `json:"what"` // e.g. "submitted", "started on gpu01 [0 1]", "preempted for 12.lab (cross_share)"
+}
+
+// Job is the controller's record of a job: what was submitted, where it is
+// and what happened to it. It is what the spool stores and qstat shows.
+type Job struct {
+	ID    string `json:"id"` // "123.lab", "123[].lab", "123[7].lab"
+	Seq   uint64 `json:"seq"`
+	Name  string `json:"name"`
+	Owner Owner  `json:"owner"`
+	Share string `json:"share"` // the PBS queue
+	// Partition is the share's partition at submit time.
+	Partition string `json:"partition"`
+	Priority  int    `json:"priority"`
+
+	Script  string            `json:"script,omitempty"`  // script body (run with /bin/sh)
+	Command []string          `json:"command,omitempty"` // or argv (qsub -- cmd args)
+	WorkDir string            `json:"workdir"`           // PBS_O_WORKDIR
+	Env     map[string]string `json:"env,omitempty"`     // -v / -V and PBS_O_* variables
+	Stdout  string            `json:"stdout"`            // absolute paths
+	Stderr  string            `json:"stderr"`            // equal to Stdout with -j oe
+	Image   string            `json:"image,omitempty"`   // "" = partition default
+	Grace   time.Duration     `json:"grace,omitempty"`   // -W grace; 0 = partition default
+
+	// Join is qsub -j: "oe" (stderr goes to the stdout file), "eo" (the
+	// reverse) or "". With Stdout and Stderr empty the controller fills the
+	// default path (WorkDir/NAME.oSEQ, or .eSEQ for "eo") into both. A -o or
+	// -e path ending in "/" is a directory that gets the default file name.
+	Join string `json:"join,omitempty"`
+
+	Resources Resources `json:"resources"`
+	Hold      string    `json:"hold,omitempty"` // "", "u", "o" (admin), "s" (system), combined e.g. "uo"
+	NotBefore time.Time `json:"not_before,omitzero"`
+	Deps      []Dep     `json:"deps,omitempty"`
+
+	// Array fields: ArrayIndices on the parent ("0-99:2"), ArrayMax its %max,
+	// ArrayParent and ArrayIndex on a subjob.
+	ArrayIndices string `json:"array_indices,omitempty"`
+	ArrayMax     int    `json:"array_max,omitempty"`
+	ArrayParent  string `json:"array_parent,omitempty"`
+	ArrayIndex   int    `json:"array_index,omitempty"`
+
+	State       State     `json:"state"`
+	Reason      string    `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
+	Allocs      []Alloc   `json:"allocs,omitempty"`
+	Preemptions int       `json:"preemptions"` // times preempted or requeued after losing its node
+	Runs        int       `json:"runs"`        // times started; run N's SHARQ_RESTART_COUNT is N-1
+	ExitStatus  *int      `json:"exit_status,omitempty"`
+	SubmitTime  time.Time `json:"submit_time"`
+	StartTime   time.Time `json:"start_time,omitzero"`
+	EndTime     time.Time `json:"end_time,omitzero"`
+	// Used is the run time summed over all runs (Time Use in qstat).
+	Used    time.Duration  `json:"used,omitempty"`
+	History []HistoryEntry `json:"history,omitempty"`
+}

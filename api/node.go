@@ -1,0 +1,93 @@
+package api
+
+import "time"
+
+// NodeMsgType names a message between sharqctld and sharqd.
+type NodeMsgType string
+
+const (
+	// node -> controller
+	MsgHello     NodeMsgType = "hello"     // first message: Node, Secret, Inventory, Running
+	MsgHeartbeat NodeMsgType = "heartbeat" // periodically
+	MsgJobState  NodeMsgType = "job_state" // JobState
+	// controller -> node
+	MsgWelcome NodeMsgType = "welcome" // accepts Hello; Error set if refused
+	MsgStart   NodeMsgType = "start"   // Start
+	MsgStop    NodeMsgType = "stop"    // Stop
+	// MsgRemove tells the node that the controller has durably recorded a
+	// job's exit (JobID in Stop.JobID): only then may the node remove the
+	// container, so an exit is never lost across a crash of either side.
+	MsgRemove NodeMsgType = "remove"
+)
+
+// NodeMsg is one message on a node connection; Type says which fields are set.
+type NodeMsg struct {
+	V         int          `json:"v"`
+	Type      NodeMsgType  `json:"type"`
+	Node      string       `json:"node,omitempty"`
+	Secret    string       `json:"secret,omitempty"`
+	Inventory *Inventory   `json:"inventory,omitempty"`
+	Running   []RunningJob `json:"running,omitempty"`
+	JobState  *JobStateMsg `json:"job_state,omitempty"`
+	Start     *StartOrder  `json:"start,omitempty"`
+	Stop      *StopOrder   `json:"stop,omitempty"`
+	Error     string       `json:"error,omitempty"`
+	Time      time.Time    `json:"time,omitzero"`
+}
+
+// GPU is one GPU a node reports.
+type GPU struct {
+	Index    int    `json:"index"`
+	UUID     string `json:"uuid,omitempty"`
+	Model    string `json:"model,omitempty"`
+	MemBytes uint64 `json:"mem_bytes,omitempty"`
+	Device   string `json:"device"`             // device node, e.g. /dev/nvidia3
+	PCI      string `json:"pci,omitempty"`      // bus id
+	Topology string `json:"topology,omitempty"` // NVLink peers etc., when known
+}
+
+// Inventory is what a node has. Source says where the GPU list came from:
+// "nvml" or "config".
+type Inventory struct {
+	GPUs     []GPU  `json:"gpus"`
+	Source   string `json:"source"`
+	CPUs     int    `json:"cpus"`
+	MemBytes int64  `json:"mem_bytes"`
+	Driver   string `json:"driver,omitempty"`
+}
+
+// RunningJob is a job a node still runs (or has seen end) when it says hello.
+type RunningJob struct {
+	JobID      string `json:"job_id"`
+	Run        int    `json:"run"` // which run of the job (its preemption count at start)
+	Exited     bool   `json:"exited"`
+	ExitStatus int    `json:"exit_status"`
+}
+
+// JobStateMsg reports a change of a job on a node.
+type JobStateMsg struct {
+	JobID      string    `json:"job_id"`
+	Run        int       `json:"run"`
+	State      string    `json:"state"` // "running", "exited", "failed" (could not start)
+	ExitStatus int       `json:"exit_status"`
+	Error      string    `json:"error,omitempty"`
+	Time       time.Time `json:"time"`
+}
+
+// StartOrder tells a node to run its part of a job.
+type StartOrder struct {
+	Job      Job           `json:"job"`
+	Run      int           `json:"run"`
+	GPUs     []int         `json:"gpus"`      // indices on this node
+	NodeList []string      `json:"node_list"` // all nodes of the job, for PBS_NODEFILE
+	Image    string        `json:"image"`     // resolved (job's or partition default)
+	Grace    time.Duration `json:"grace"`     // resolved
+	Walltime time.Duration `json:"walltime"`  // resolved
+}
+
+// StopOrder tells a node to stop a job: SIGTERM, Grace, then SIGKILL.
+type StopOrder struct {
+	JobID  string        `json:"job_id"`
+	Grace  time.Duration `json:"grace"`
+	Reason string        `json:"reason"` // "deleted", "preempted", "walltime"
+}

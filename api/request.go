@@ -1,0 +1,127 @@
+package api
+
+import "time"
+
+// Version is the protocol version; a peer refuses a request of another one.
+const Version = 1
+
+// MaxMessage bounds one message on the wire (a 10,000-subjob array fits).
+const MaxMessage = 4 << 20
+
+// Op names a client request.
+type Op string
+
+const (
+	OpSubmit      Op = "submit"      // Submit
+	OpStat        Op = "stat"        // Stat
+	OpDelete      Op = "delete"      // IDs
+	OpHold        Op = "hold"        // IDs
+	OpRelease     Op = "release"     // IDs
+	OpAlter       Op = "alter"       // Alter
+	OpShares      Op = "shares"      // qstat -Q
+	OpNodes       Op = "nodes"       // sharqctl show nodes
+	OpConfig      Op = "config"      // sharqctl show config
+	OpReconfigure Op = "reconfigure" // admin
+	OpDrain       Op = "drain"       // admin; Node
+	OpResume      Op = "resume"      // admin; Node
+	OpWait        Op = "wait"        // block until IDs[0] ends (qsub -W block=true)
+)
+
+// Request is one client request. The caller's identity is not in it: the
+// controller takes it from the socket (SO_PEERCRED).
+type Request struct {
+	V      int         `json:"v"`
+	Op     Op          `json:"op"`
+	IDs    []string    `json:"ids,omitempty"`
+	Submit *SubmitSpec `json:"submit,omitempty"`
+	Stat   *StatFilter `json:"stat,omitempty"`
+	Alter  *AlterSpec  `json:"alter,omitempty"`
+	Node   string      `json:"node,omitempty"`
+}
+
+// SubmitSpec is a new job as qsub sends it. The controller fills Owner,
+// Seq, ID and the times.
+type SubmitSpec struct {
+	Job Job `json:"job"`
+	// Priority is qsub -p; nil means the share's priority_default.
+	Priority *int `json:"priority,omitempty"`
+}
+
+// StatFilter selects jobs for qstat.
+type StatFilter struct {
+	IDs      []string `json:"ids,omitempty"`
+	User     string   `json:"user,omitempty"`
+	Finished bool     `json:"finished,omitempty"` // -x
+	Subjobs  bool     `json:"subjobs,omitempty"`  // -t
+	Full     bool     `json:"full,omitempty"`     // -f: scripts, environment and history too
+}
+
+// AlterSpec is what qalter or sharqctl job priority changes; nil fields stay.
+type AlterSpec struct {
+	ID        string         `json:"id"`
+	Priority  *int           `json:"priority,omitempty"`
+	Walltime  *time.Duration `json:"walltime,omitempty"`
+	Name      *string        `json:"name,omitempty"`
+	Deps      *[]Dep         `json:"deps,omitempty"`
+	NotBefore *time.Time     `json:"not_before,omitempty"`
+}
+
+// Response answers one Request. Error is set when the request failed
+// (partly or wholly: Errors lists per-id failures of multi-id requests).
+type Response struct {
+	V      int           `json:"v"`
+	Error  *Error        `json:"error,omitempty"`
+	Errors []Error       `json:"errors,omitempty"`
+	JobID  string        `json:"job_id,omitempty"`
+	Jobs   []Job         `json:"jobs,omitempty"`
+	Shares []ShareStatus `json:"shares,omitempty"`
+	Nodes  []NodeStatus  `json:"nodes,omitempty"`
+	Text   string        `json:"text,omitempty"`
+}
+
+// Error codes; clients branch on them.
+const (
+	CodeBadRequest   = "bad_request"
+	CodeUnknownJob   = "unknown_job"
+	CodePermission   = "permission_denied"
+	CodeInvalidState = "invalid_state"
+	CodeConfig       = "config_error"
+	CodeInternal     = "internal"
+)
+
+// Error is a request failure.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	ID      string `json:"id,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ShareStatus is one row of qstat -Q.
+type ShareStatus struct {
+	Name        string `json:"name"`
+	Partition   string `json:"partition"`
+	Strategy    string `json:"strategy"`
+	State       string `json:"state"` // ENABLED, DISABLED, REMOVED
+	BorrowLimit int    `json:"borrow_limit"`
+	Quota       int    `json:"quota"`
+	InUse       int    `json:"in_use"`
+	Borrowed    int    `json:"borrowed"`
+	Lent        int    `json:"lent"`
+	Pending     int    `json:"pending"`
+	Running     int    `json:"running"`
+	Preemptions int    `json:"preemptions"` // jobs of this share preempted, since the controller started
+}
+
+// NodeStatus is one node as the controller sees it.
+type NodeStatus struct {
+	Name      string     `json:"name"`
+	Partition string     `json:"partition"`
+	State     string     `json:"state"` // up, down, drained
+	GPUs      int        `json:"gpus"`
+	UsedGPUs  []int      `json:"used_gpus,omitempty"`
+	Inventory *Inventory `json:"inventory,omitempty"`
+	Problems  []string   `json:"problems,omitempty"` // e.g. NVML disagrees with the config
+	LastSeen  time.Time  `json:"last_seen,omitzero"`
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"sharq/api"
+)
+
+func init() {
+	// PBS commands use -h for other things (qsub -h holds the job), so help
+	// is --help only, in every command.
+	ucli.HelpFlag = &ucli.BoolFlag{Name: "help", Usage: "show this help", DisableDefaultText: true}
+}
+
+// Exit statuses. Job errors use PBS's: its error number modulo 256, which
+// scripts test (qstat ID; [ $? = 153 ] means the job is gone).
+const (
+	ExitOK         = 0
+	ExitFailure    = 1
+	ExitUsage      = 2
+	ExitUnknownJob = 153 // PBSE_UNKJOBID 15001
+	ExitPermission = 159 // PBSE_PERM 15007
+	ExitBadState   = 170 // PBSE_BADSTATE 15018
+)
+
+// requestTimeout bounds one ordinary request (not qsub -W block=true's wait).
+const requestTimeout = 2 * time.Minute
+
+// usageError is a bad command line: exit status 2 and a hint to --help.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitStatus ends a command with a status and no further message (the
+// command printed what it had to say).
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// newApp returns an urfave App that writes to sys's streams and never exits
+// the process itself.
+func newApp(sys *Sys, name, usage, usageText, description string) *ucli.App {
+	return &ucli.App{
+		Name:            name,
+		HelpName:        name,
+		Usage:           usage,
+		UsageText:       usageText,
+		Description:     description,
+		Writer:          sys.Stdout,
+		ErrWriter:       sys.Stderr,
+		HideHelpCommand: true,
+		HideVersion:     true,
+		// A command's options are its only options.
+		CustomAppHelpTemplate: strings.Replace(ucli.AppHelpTemplate, "GLOBAL OPTIONS", "OPTIONS", 2),
+		ExitErrHandler:        func(*ucli.Context, error) {},
+		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+	}
+}
+
+// run runs app and turns its outcome into an exit status, printing errors
+// as "name: message" on stderr.
+func run(ctx context.Context, app *ucli.App, sys *Sys, args []string) int {
+	if len(args) == 0 {
+		args = []string{app.Name}
+	}
+	err := app.RunContext(ctx, args)
+	return report(sys, app.Name, err)
+}
+
+func report(sys *Sys, name string, err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		if errors.Is(err, flag.ErrHelp) {
+			// -h or -help where they mean nothing: show the help.
+			fmt.Fprintf(sys.Stderr, "%s: use --help for help\n", name)
+			return ExitUsage
+		}
+		fmt.Fprintf(sys.Stderr, "%s: %v\nTry '%s --help' for more information.\n", name, err, name)
+		return ExitUsage
+	}
+	fmt.Fprintf(sys.Stderr, "%s: %v\n", name, err)
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return codeStatus(ae.Code)
+	}
+	return ExitFailure
+}
+
+// codeStatus maps an api error code to an exit status.
+func codeStatus(code string) int {
+	switch code {
+	case api.CodeUnknownJob:
+		return ExitUnknownJob
+	case api.CodePermission:
+		return ExitPermission
+	case api.CodeInvalidState:
+		return ExitBadState
+	}
+	return ExitFailure
+}
+
+// call sends one ordinary request with requestTimeout.
+func call(ctx context.Context, sys *Sys, req api.Request) (*api.Response, error) {
+	if sys.Call == nil {
+		return nil, errors.New("no connection to sharqctld configured")
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	req.V = api.Version
+	return sys.Call(ctx, req)
+}
+
+// pbsJobError words a per-job failure as PBS commands do.
+func pbsJobError(e api.Error, id string) string {
+	if e.ID != "" {
+		id = e.ID
+	}
+	// PBS's stock phrases first (scripts match them), then the
+	// controller's explanation when it says more.
+	stock := ""
+	switch e.Code {
+	case api.CodeUnknownJob:
+		stock = "Unknown Job Id " + id
+	case api.CodePermission:
+		stock = "Unauthorized Request  " + id
+	case api.CodeInvalidState:
+		stock = "Request invalid for state of job " + id
+	}
+	if stock != "" {
+		if e.Code == api.CodeUnknownJob || e.Message == "" || strings.HasPrefix(e.Message, strings.Fields(stock)[0]) {
+			return stock
+		}
+		return stock + " (" + e.Message + ")"
+	}
+	if id != "" && !strings.Contains(e.Message, id) {
+		return e.Message + " " + id
+	}
+	return e.Message
+}

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func FuzzParseResourceList(f *testing.F) {
+	for _, s := range []string{"ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00", "select=2:ngpus=8", "nodes=2:ppn=4:gpus=8",
+		"select=ngpus=1:mem=1tb", "nodect=3", "place=scatter", "select=1:ngpus=8+1:ngpus=4", "walltime=90m", "mem=", ",,", "=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var r resSpec
+		if err := parseResourceList(s, &r); err != nil {
+			return
+		}
+		res := r.resources()
+		if res.Nodes < 1 || res.GPUsPerNode < 0 || res.CPUsPerNode < 0 || res.MemPerNode < 0 || res.Walltime < 0 {
+			t.Fatalf("%q parsed to %+v", s, res)
+		}
+		// What qstat -f shows as the select statement reads back the same.
+		var back resSpec
+		if err := parseResourceList("select="+formatSelect(res), &back); err != nil {
+			t.Fatalf("select=%s does not parse: %v", formatSelect(res), err)
+		}
+		got := back.resources()
+		got.Walltime = res.Walltime
+		if got != res {
+			t.Fatalf("%q: %+v, after select round trip %+v", s, res, got)
+		}
+	})
+}
+
+func FuzzParseDirectives(f *testing.F) {
+	for _, s := range []string{"#!/bin/bash\n#PBS -N train\n#PBS -l ngpus=4 -q vision\necho hi\n", "#PBS -v \"A=b c\",X='y z' # c\n",
+		"#PBS -N 'x\n", "\r\n#PBS\t-j oe\r\n", "#PBS -N a\\ b\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		dirs, err := ParseDirectives(script, DefaultDirectivePrefix)
+		if err != nil {
+			return
+		}
+		lines := strings.Count(script, "\n") + 1
+		prev := 0
+		for _, d := range dirs {
+			if d.Line <= prev || d.Line > lines || len(d.Args) == 0 {
+				t.Fatalf("bad directive %+v (previous line %d, %d lines)", d, prev, lines)
+			}
+			prev = d.Line
+			// Quoting the words back gives the same words.
+			quoted := make([]string, len(d.Args))
+			for i, a := range d.Args {
+				quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			}
+			back, err := splitWords(strings.Join(quoted, " "))
+			if err != nil || !reflect.DeepEqual(back, d.Args) {
+				t.Fatalf("words %q re-split as %q, %v", d.Args, back, err)
+			}
+		}
+	})
+}
+
+func FuzzParseDateTime(f *testing.F) {
+	for _, s := range []string{"1330", "1130.05", "051800", "02291200", "2601011200", "202612311800", "2400", "12:00", "0000.60", "310000"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseDateTime(s, testNow, time.UTC)
+		if err != nil {
+			return
+		}
+		main, secs, _ := strings.Cut(s, ".")
+		if got.Format("1504") != main[len(main)-4:] {
+			t.Fatalf("%q gave %v: wrong hour or minute", s, got)
+		}
+		if secs != "" && got.Format("05") != secs {
+			t.Fatalf("%q gave %v: wrong seconds", s, got)
+		}
+		if len(main) <= 8 && (got.Before(testNow) || got.After(testNow.AddDate(9, 0, 0))) {
+			t.Fatalf("%q gave %v: not the next such time after %v", s, got, testNow)
+		}
+	})
+}
+
+func FuzzParseDepend(f *testing.F) {
+	for _, s := range []string{"afterok:123", "afterok:1:2.lab,afterany:3[],after:4[7].lab", "afternotok:1,afterok:1", "before:1", "afterok:", ":1", "afterok:1,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		deps, err := ParseDepend(s)
+		if err != nil {
+			return
+		}
+		if len(deps) == 0 {
+			t.Fatalf("%q parsed to no dependency", s)
+		}
+		back, err := ParseDepend(formatDepend(deps))
+		if err != nil || !reflect.DeepEqual(back, deps) {
+			t.Fatalf("%q: %v, round trip through %q gave %v, %v", s, deps, formatDepend(deps), back, err)
+		}
+	})
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"64gb", "1", "0kb", "8388607tb", "1.5gb", "GB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("%q parsed to %d", s, n)
+		}
+		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
+			t.Fatalf("%q: %d, round trip through %q gave %d, %v", s, n, FormatSize(n), back, err)
+		}
+	})
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"12:00:00", "30:00", "3600", "1:02:03:04", "90m", "1.5h", "-1s", "::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err != nil {
+			return
+		}
+		if d < 0 {
+			t.Fatalf("%q parsed to %v", s, d)
+		}
+		want := d.Truncate(time.Second)
+		if back, err := ParseDuration(FormatHMS(d)); err != nil || back != want {
+			t.Fatalf("%q: %v, round trip through %q gave %v, %v", s, d, FormatHMS(d), back, err)
+		}
+	})
+}
+
+func FuzzExpandJobIDs(f *testing.F) {
+	for _, s := range []string{"123", "123[2-5].lab", "9[1,4,7-8]", "9[1-9:2]", "9[]", "9[5-2]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := expandJobIDs([]string{s})
+		if err != nil {
+			return
+		}
+		if len(ids) == 0 || len(ids) > maxExpanded {
+			t.Fatalf("%q expanded to %d ids", s, len(ids))
+		}
+		if len(ids) > 1 {
+			for _, id := range ids {
+				if !jobIDPattern.MatchString(id) {
+					t.Fatalf("%q expanded to %q, not a job id", s, id)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseVariableList(f *testing.F) {
+	for _, s := range []string{"A=1,B", "A='x,y',B=\"p,q\"", "A='x", "=1", "A=b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		vars, err := parseVariableList(s)
+		if err != nil {
+			return
+		}
+		for _, v := range vars {
+			if !envName.MatchString(v.Name) {
+				t.Fatalf("%q gave variable name %q", s, v.Name)
+			}
+		}
+	})
+}

@@ -1,0 +1,481 @@
+package cli
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+)
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"0", 0, false},
+		{"1024", 1024, false},
+		{"100b", 100, false},
+		{"64kb", 64 << 10, false},
+		{"64mb", 64 << 20, false},
+		{"64gb", 64 << 30, false},
+		{"64GB", 64 << 30, false},
+		{"2tb", 2 << 40, false},
+		{"16g", 16 << 30, false},
+		{" 8gb ", 8 << 30, false},
+		{"", 0, true},
+		{"gb", 0, true},
+		{"-1gb", 0, true},
+		{"+1gb", 0, true},
+		{"1.5gb", 0, true},
+		{"64pb", 0, true},
+		{"8388608tb", 0, true}, // overflows int64
+		{"99999999999999999999", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSize(tt.in)
+			if tt.err {
+				if !errors.Is(err, ErrBadSize) {
+					t.Fatalf("ParseSize(%q) = %d, %v; want ErrBadSize", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatSize(t *testing.T) {
+	for in, want := range map[int64]string{0: "0b", 100: "100b", 64 << 30: "64gb", 1536 << 20: "1536mb", 2 << 40: "2tb", 1025: "1025b", 3 << 10: "3kb"} {
+		if got := FormatSize(in); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
+		}
+		if back, err := ParseSize(FormatSize(in)); err != nil || back != in {
+			t.Errorf("ParseSize(FormatSize(%d)) = %d, %v", in, back, err)
+		}
+	}
+	for in, want := range map[int64]string{0: "--", 64 << 30: "64gb", 1536 << 20: "1.5gb", 500: "500b", 150 << 30: "150gb"} {
+		if got := formatSizeShort(in); got != want {
+			t.Errorf("formatSizeShort(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		err  bool
+	}{
+		{"3600", time.Hour, false},
+		{"0", 0, false},
+		{"30:00", 30 * time.Minute, false},
+		{"12:00:00", 12 * time.Hour, false},
+		{"100:00:00", 100 * time.Hour, false},
+		{"1:02:03:04", 24*time.Hour + 2*time.Hour + 3*time.Minute + 4*time.Second, false},
+		{"90m", 90 * time.Minute, false},
+		{"1h30m", 90 * time.Minute, false},
+		{"5s", 5 * time.Second, false},
+		{"", 0, true},
+		{"12:60:00", 0, true},
+		{"1:24:00:00", 0, true},
+		{"1:2:3:4:5", 0, true},
+		{"-5", 0, true},
+		{"-5m", 0, true},
+		{"12::00", 0, true},
+		{"abc", 0, true},
+		{"1.5", 0, true},
+		{"99999999999999999", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseDuration(tt.in)
+			if tt.err {
+				if !errors.Is(err, ErrBadDuration) {
+					t.Fatalf("ParseDuration(%q) = %v, %v; want ErrBadDuration", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	if got := FormatHMS(100*time.Hour + 61*time.Second); got != "100:01:01" {
+		t.Errorf("FormatHMS = %q", got)
+	}
+	if got := formatHM(90 * time.Minute); got != "01:30" {
+		t.Errorf("formatHM = %q", got)
+	}
+}
+
+func TestParseResourceList(t *testing.T) {
+	type res = api.Resources
+	tests := []struct {
+		name string
+		in   []string // successive -l values
+		want res
+		err  string
+	}{
+		{name: "none", in: nil, want: res{Nodes: 1}},
+		{name: "simple", in: []string{"ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00"},
+			want: res{Nodes: 1, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour}},
+		{name: "gpus alias", in: []string{"gpus=2"}, want: res{Nodes: 1, GPUsPerNode: 2}},
+		{name: "select", in: []string{"select=2:ngpus=8"}, want: res{Nodes: 2, GPUsPerNode: 8}},
+		{name: "select full", in: []string{"select=4:ngpus=8:ncpus=64:mem=512gb", "walltime=1:00:00"},
+			want: res{Nodes: 4, GPUsPerNode: 8, CPUsPerNode: 64, MemPerNode: 512 << 30, Walltime: time.Hour}},
+		{name: "select without count", in: []string{"select=ngpus=2"}, want: res{Nodes: 1, GPUsPerNode: 2}},
+		{name: "torque nodes", in: []string{"nodes=2:gpus=8"}, want: res{Nodes: 2, GPUsPerNode: 8}},
+		{name: "torque ppn", in: []string{"nodes=3:ppn=16:gpus=4"}, want: res{Nodes: 3, GPUsPerNode: 4, CPUsPerNode: 16}},
+		{name: "nodes only", in: []string{"nodes=2"}, want: res{Nodes: 2}},
+		{name: "nodect", in: []string{"nodect=2"}, want: res{Nodes: 2}},
+		{name: "later wins", in: []string{"ngpus=2", "ngpus=4"}, want: res{Nodes: 1, GPUsPerNode: 4}},
+		{name: "separate options merge", in: []string{"select=2:ngpus=8", "walltime=600"}, want: res{Nodes: 2, GPUsPerNode: 8, Walltime: 10 * time.Minute}},
+		{name: "upper case key", in: []string{"NGPUS=1"}, want: res{Nodes: 1, GPUsPerNode: 1}},
+		{name: "zero gpus", in: []string{"ngpus=0"}, want: res{Nodes: 1}},
+		{name: "empty", in: []string{""}, err: "empty -l value"},
+		{name: "no value", in: []string{"ngpus="}, err: "has no value"},
+		{name: "no equals", in: []string{"ngpus"}, err: "want key=value"},
+		{name: "unknown", in: []string{"place=scatter"}, err: `"place": unknown resource`},
+		{name: "bad number", in: []string{"ngpus=four"}, err: "want a whole number"},
+		{name: "negative", in: []string{"ncpus=-1"}, err: "want a whole number"},
+		{name: "bad mem", in: []string{"mem=lots"}, err: "bad size"},
+		{name: "bad walltime", in: []string{"walltime=12:61:00"}, err: "out of range"},
+		{name: "zero walltime", in: []string{"walltime=0"}, err: "above zero"},
+		{name: "select zero", in: []string{"select=0:ngpus=1"}, err: "at least 1"},
+		{name: "select plus", in: []string{"select=1:ngpus=8+1:ngpus=4"}, err: "different shapes"},
+		{name: "node names", in: []string{"nodes=gpu01:ppn=4"}, err: "node names are not supported"},
+		{name: "select walltime", in: []string{"select=2:walltime=1:00:00"}, err: "walltime is not a per-node resource"},
+		{name: "chunk junk", in: []string{"select=2:fast"}, err: `"fast" is not res=value`},
+		{name: "nodect extra", in: []string{"nodect=2:ngpus=1"}, err: "want a node count"},
+		{name: "huge", in: []string{"ngpus=99999999"}, err: "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r resSpec
+			var err error
+			for _, s := range tt.in {
+				if err = parseResourceList(s, &r); err != nil {
+					break
+				}
+			}
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadResource) {
+					t.Fatalf("err = %v, want ErrBadResource containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.resources(); got != tt.want {
+				t.Errorf("resources = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResSpecOverlay(t *testing.T) {
+	var dir, cmd resSpec
+	if err := parseResourceList("select=2:ngpus=8:mem=64gb,walltime=1:00:00", &dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := parseResourceList("ngpus=4", &cmd); err != nil {
+		t.Fatal(err)
+	}
+	dir.overlay(cmd)
+	want := api.Resources{Nodes: 2, GPUsPerNode: 4, MemPerNode: 64 << 30, Walltime: time.Hour}
+	if got := dir.resources(); got != want {
+		t.Errorf("overlay = %+v, want %+v", got, want)
+	}
+	if got := formatSelect(want); got != "2:ngpus=4:mem=64gb" {
+		t.Errorf("formatSelect = %q", got)
+	}
+}
+
+func TestParseDepend(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []api.Dep
+		err  string
+	}{
+		{"afterok:123", []api.Dep{{Type: "afterok", On: "123"}}, ""},
+		{"afterok:1:2.lab", []api.Dep{{Type: "afterok", On: "1"}, {Type: "afterok", On: "2.lab"}}, ""},
+		{"afterok:1,afternotok:2,afterany:3[],after:4[7].lab", []api.Dep{{Type: "afterok", On: "1"}, {Type: "afternotok", On: "2"}, {Type: "afterany", On: "3[]"}, {Type: "after", On: "4[7].lab"}}, ""},
+		{"AfterOK:5", []api.Dep{{Type: "afterok", On: "5"}}, ""},
+		{"afterok:1:1,afterok:1", []api.Dep{{Type: "afterok", On: "1"}}, ""},
+		{"", nil, "empty"},
+		{"afterok", nil, "names no job"},
+		{"afterok:", nil, "is not a job id"},
+		{"afterok:abc", nil, "is not a job id"},
+		{"afterok:1,", nil, "unknown type"},
+		{"before:1", nil, "not supported"},
+		{"beforeok:1", nil, "not supported"},
+		{"runone:1", nil, "not supported"},
+		{"whenever:1", nil, "unknown type"},
+		{"afterok:1@server", nil, "is not a job id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseDepend(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadDepend) {
+					t.Fatalf("ParseDepend(%q) = %v, %v; want ErrBadDepend containing %q", tt.in, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ParseDepend(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+	deps := []api.Dep{{Type: "afterok", On: "1.lab"}, {Type: "afterok", On: "2.lab"}, {Type: "afterany", On: "3.lab"}}
+	if got := formatDepend(deps); got != "afterok:1.lab:2.lab,afterany:3.lab" {
+		t.Errorf("formatDepend = %q", got)
+	}
+}
+
+func TestParseDateTime(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		berlin = time.FixedZone("CET", 3600)
+	}
+	// now: Sunday 1 March 2026, 12:00 UTC
+	tests := []struct {
+		in   string
+		loc  *time.Location
+		want time.Time
+		err  string
+	}{
+		{in: "1330", loc: time.UTC, want: time.Date(2026, 3, 1, 13, 30, 0, 0, time.UTC)},
+		{in: "1130", loc: time.UTC, want: time.Date(2026, 3, 2, 11, 30, 0, 0, time.UTC)}, // past today: tomorrow
+		{in: "1200", loc: time.UTC, want: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},  // now is not past
+		{in: "1330.45", loc: time.UTC, want: time.Date(2026, 3, 1, 13, 30, 45, 0, time.UTC)},
+		{in: "051800", loc: time.UTC, want: time.Date(2026, 3, 5, 18, 0, 0, 0, time.UTC)},
+		{in: "010900", loc: time.UTC, want: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)}, // day 1 past: next month
+		{in: "310900", loc: time.UTC, want: time.Date(2026, 3, 31, 9, 0, 0, 0, time.UTC)},
+		{in: "02011200", loc: time.UTC, want: time.Date(2027, 2, 1, 12, 0, 0, 0, time.UTC)}, // past this year
+		{in: "12312359", loc: time.UTC, want: time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC)},
+		{in: "02291200", loc: time.UTC, want: time.Date(2028, 2, 29, 12, 0, 0, 0, time.UTC)},  // next leap year
+		{in: "2601011200", loc: time.UTC, want: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)}, // year given: past kept
+		{in: "202612311800", loc: time.UTC, want: time.Date(2026, 12, 31, 18, 0, 0, 0, time.UTC)},
+		{in: "1230", loc: berlin, want: time.Date(2026, 3, 2, 12, 30, 0, 0, berlin)}, // it is 13:00 in Berlin
+		{in: "1330", loc: berlin, want: time.Date(2026, 3, 1, 13, 30, 0, 0, berlin)},
+		{in: "", err: "want"},
+		{in: "930", err: "want"},
+		{in: "2400", err: "hour"},
+		{in: "1260", err: "minute"},
+		{in: "1200.5", err: "two digits"},
+		{in: "1200.60", err: "seconds"},
+		{in: "321200", err: "day"},
+		{in: "001200", err: "day"},
+		{in: "13011200", err: "month"},
+		{in: "2602301200", err: "no such date"},
+		{in: "12:00", err: "want"},
+		{in: "1234567890123", err: "want"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			loc := tt.loc
+			if loc == nil {
+				loc = time.UTC
+			}
+			got, err := ParseDateTime(tt.in, testNow, loc)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadTime) {
+					t.Fatalf("ParseDateTime(%q) = %v, %v; want ErrBadTime containing %q", tt.in, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !got.Equal(tt.want) {
+				t.Fatalf("ParseDateTime(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseArray(t *testing.T) {
+	tests := []struct {
+		in      string
+		indices string
+		max     int
+		err     string
+	}{
+		{"0-99", "0-99", 0, ""},
+		{"1-100:2", "1-100:2", 0, ""},
+		{"0-99%10", "0-99", 10, ""},
+		{"0-99:1%5", "0-99", 5, ""},
+		{"5-5", "5-5", 0, ""},
+		{"", "", 0, "want start-end"},
+		{"10", "", 0, "want start-end"},
+		{"9-1", "", 0, "start is after end"},
+		{"0-9:0", "", 0, "step"},
+		{"0-9%0", "", 0, "%max"},
+		{"a-b", "", 0, "want start-end"},
+		{"0-99999999999", "", 0, "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			idx, m, err := ParseArray(tt.in)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadArray) {
+					t.Fatalf("ParseArray(%q) err = %v, want %q", tt.in, err, tt.err)
+				}
+				return
+			}
+			if err != nil || idx != tt.indices || m != tt.max {
+				t.Fatalf("ParseArray(%q) = %q, %d, %v; want %q, %d", tt.in, idx, m, err, tt.indices, tt.max)
+			}
+		})
+	}
+}
+
+func TestExpandJobIDs(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+		err  bool
+	}{
+		{"plain", []string{"123", "124.lab", "125[]", "126[7].lab"}, []string{"123", "124.lab", "125[]", "126[7].lab"}, false},
+		{"range", []string{"123[2-5]"}, []string{"123[2]", "123[3]", "123[4]", "123[5]"}, false},
+		{"range suffix", []string{"123[2-3].lab"}, []string{"123[2].lab", "123[3].lab"}, false},
+		{"step", []string{"9[1-7:3]"}, []string{"9[1]", "9[4]", "9[7]"}, false},
+		{"list", []string{"9[1,4,7-8]"}, []string{"9[1]", "9[4]", "9[7]", "9[8]"}, false},
+		{"empty range", []string{"9[5-2]"}, nil, true},
+		{"bad step", []string{"9[1-5:0]"}, nil, true},
+		{"step without range", []string{"9[1:2]"}, nil, true},
+		{"junk", []string{"9[1--2]"}, nil, true},
+		{"too many", []string{"9[0-99999999]"}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := expandJobIDs(tt.in)
+			if tt.err {
+				if !errors.Is(err, ErrBadArray) {
+					t.Fatalf("expandJobIDs(%q) = %v, %v; want ErrBadArray", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("expandJobIDs(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseDirectives(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		prefix string
+		want   []Directive
+		err    string
+	}{
+		{name: "basic", script: "#!/bin/bash\n#PBS -N train\n#PBS -l ngpus=4 -q vision\necho hi\n",
+			want: []Directive{{2, []string{"-N", "train"}}, {3, []string{"-l", "ngpus=4", "-q", "vision"}}}},
+		{name: "comments and blanks between", script: "#!/bin/sh\n\n# setup\n#PBS -N a\n   \n#PBS -j oe\n",
+			want: []Directive{{4, []string{"-N", "a"}}, {6, []string{"-j", "oe"}}}},
+		{name: "stops at first command", script: "#PBS -N a\necho start\n#PBS -N b\n",
+			want: []Directive{{1, []string{"-N", "a"}}}},
+		{name: "indented", script: "  #PBS -N a\n", want: []Directive{{1, []string{"-N", "a"}}}},
+		{name: "crlf", script: "#PBS -N a\r\n#PBS -q b\r\n", want: []Directive{{1, []string{"-N", "a"}}, {2, []string{"-q", "b"}}}},
+		{name: "trailing comment", script: "#PBS -N a # the name\n", want: []Directive{{1, []string{"-N", "a"}}}},
+		{name: "quotes", script: `#PBS -v "MSG=hello world",X='a b' -N a\#b` + "\n",
+			want: []Directive{{1, []string{"-v", "MSG=hello world,X=a b", "-N", "a#b"}}}},
+		{name: "not a directive", script: "#PBSX -N a\n#PBS\n#!/bin/sh\n", want: nil},
+		{name: "other prefix", script: "#PBS -N a\n#SQ -N b\n", prefix: "#SQ", want: []Directive{{2, []string{"-N", "b"}}}},
+		{name: "no prefix", script: "#PBS -N a\n", prefix: "-", want: nil},
+		{name: "unterminated", script: "#PBS -N 'a\n", err: "line 1: unterminated single quote"},
+		{name: "unterminated double", script: "#!/bin/sh\n#PBS -N \"a\n", err: "line 2: unterminated double quote"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := tt.prefix
+			switch prefix {
+			case "":
+				prefix = DefaultDirectivePrefix
+			case "-":
+				prefix = ""
+			}
+			got, err := ParseDirectives(tt.script, prefix)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadDirective) {
+					t.Fatalf("err = %v, want ErrBadDirective containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("ParseDirectives = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseVariableList(t *testing.T) {
+	s := func(v string) *string { return &v }
+	tests := []struct {
+		in   string
+		want []envVar
+		err  bool
+	}{
+		{"A=1", []envVar{{"A", s("1")}}, false},
+		{"A=1,B,C=", []envVar{{"A", s("1")}, {"B", nil}, {"C", s("")}}, false},
+		{"A='x,y',B=\"p,q\"", []envVar{{"A", s("x,y")}, {"B", s("p,q")}}, false},
+		{"A=b=c", []envVar{{"A", s("b=c")}}, false},
+		{"1A=1", nil, true},
+		{"", nil, true},
+		{"A='x", nil, true},
+		{"A=1,,B=2", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseVariableList(tt.in)
+			if tt.err {
+				if !errors.Is(err, ErrBadVariable) {
+					t.Fatalf("parseVariableList(%q) = %v, %v; want ErrBadVariable", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("parseVariableList(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSplitAttached(t *testing.T) {
+	value := map[string]bool{"N": true, "l": true, "j": true, "image": true}
+	boolean := map[string]bool{"h": true, "V": true}
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"-Nfoo", "-joe", "-lwalltime=1:00:00", "x.sh"}, []string{"-N", "foo", "-j", "oe", "-l", "walltime=1:00:00", "x.sh"}},
+		{[]string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}, []string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}},
+		{[]string{"-N=foo", "--image=x", "s.sh", "-Nbar"}, []string{"-N=foo", "--image=x", "s.sh", "-Nbar"}},
+		{[]string{"--", "-Nfoo"}, []string{"--", "-Nfoo"}},
+		{[]string{"-Zfoo", "-hV"}, []string{"-Zfoo", "-hV"}},
+	}
+	for _, tt := range tests {
+		if got := splitAttached(tt.in, value, boolean); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitAttached(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCompressInts(t *testing.T) {
+	for _, tt := range []struct {
+		in   []int
+		want string
+	}{{nil, ""}, {[]int{3}, "3"}, {[]int{0, 1, 2, 3}, "0-3"}, {[]int{0, 2, 3, 5, 7, 8}, "0,2-3,5,7-8"}} {
+		if got := compressInts(tt.in); got != tt.want {
+			t.Errorf("compressInts(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"sharq/api"
+)
+
+// Qstat shows jobs (qstat [-a|-f [-F json]] [-x] [-t] [-n] [-u user]
+// [ID...]) or shares (qstat -Q [SHARE...]).
+func Qstat(ctx context.Context, args []string, sys *Sys) int {
+	var (
+		alt, full, finished, subjobs, nodes, queues bool
+		format, users                               string
+	)
+	app := newApp(sys, "qstat", "show jobs and shares",
+		"qstat [-a | -f [-F json]] [-n] [-t] [-x] [-u USER] [ID...]\n"+
+			"qstat -Q [SHARE...]",
+		`Shows jobs in PBS's columns and state letters: Q queued, R running, H held,
+W waiting for its -a time, E exiting, F finished (with -x), B array with running
+subjobs. Output to a pipe has PBS's fixed widths and no colour; on a terminal the
+columns fit their contents.
+
+qstat -Q shows each share (PBS queue): its quota of GPUs, how many it uses, how many
+it borrowed from other shares and lent to them, its pending and running jobs and
+how many of its jobs were preempted.
+
+Examples:
+   qstat                     # your and others' current jobs
+   qstat -a -n               # with GPUs, reasons and where each job runs
+   qstat -f 123              # every attribute of job 123
+   qstat -f -F json 123 | jq '.Jobs[].state'
+   qstat -x -u alice         # alice's jobs, finished ones too
+   qstat -t 124[]            # the subjobs of array 124
+   qstat -Q                  # shares: who borrows, who lends`)
+	app.Flags = []ucli.Flag{
+		&ucli.BoolFlag{Name: "a", Usage: "alternative table: nodes, GPUs, memory, walltime, elapsed time, pending reason", Destination: &alt, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "f", Usage: "full: every attribute, including preemptions and history", Destination: &full, DisableDefaultText: true},
+		&ucli.StringFlag{Name: "F", Usage: "with -f, output `FORMAT`: json (the job records)", Destination: &format},
+		&ucli.BoolFlag{Name: "x", Usage: "include finished jobs", Destination: &finished, DisableDefaultText: true},
+		&ucli.StringFlag{Name: "u", Usage: "only jobs of `USER` (a comma-separated list is accepted)", Destination: &users},
+		&ucli.BoolFlag{Name: "n", Usage: "show the nodes and GPU indices of each job (gpu01/0-3+gpu02/0-3)", Destination: &nodes, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "t", Usage: "show array subjobs (otherwise an array is one row)", Destination: &subjobs, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "Q", Usage: "show shares (PBS queues): quota, in use, borrowed, lent", Destination: &queues, DisableDefaultText: true},
+	}
+	app.Action = func(c *ucli.Context) error {
+		operands := c.Args().Slice()
+		if queues {
+			return qstatShares(c.Context, sys, operands)
+		}
+		if format != "" && format != "json" {
+			return usagef("-F %s: the only format is json", format)
+		}
+		if format != "" && !full {
+			return usagef("-F json goes with -f")
+		}
+		if full && alt {
+			return usagef("-a and -f do not go together")
+		}
+		ids, err := expandJobIDs(operands)
+		if err != nil {
+			return usageError{err}
+		}
+		filter := &api.StatFilter{IDs: ids, Finished: finished, Subjobs: subjobs, Full: full}
+		var userSet []string
+		if users != "" {
+			userSet = strings.Split(users, ",")
+			if len(userSet) == 1 {
+				filter.User = users
+			}
+		}
+		resp, err := call(c.Context, sys, api.Request{Op: api.OpStat, Stat: filter})
+		code, err := jobErrors(sys, "qstat", resp, err, ids)
+		if err != nil {
+			return err
+		}
+		var jobs []api.Job
+		for _, j := range resp.Jobs {
+			if len(userSet) > 1 && !slices.Contains(userSet, j.Owner.User) {
+				continue
+			}
+			if !subjobs && j.ArrayParent != "" {
+				continue
+			}
+			jobs = append(jobs, j)
+		}
+		switch {
+		case full && format == "json":
+			err = writeJobJSON(sys.Stdout, jobs, sys)
+		case full:
+			err = writeJobFull(sys.Stdout, jobs, sys)
+		case len(jobs) == 0:
+		case alt:
+			err = writeJobTableAlt(sys.Stdout, jobs, sys, nodes)
+		default:
+			err = writeJobTable(sys.Stdout, jobs, sys, nodes)
+		}
+		if err != nil {
+			return err
+		}
+		if code != ExitOK {
+			return exitStatus(code)
+		}
+		return nil
+	}
+	return run(ctx, app, sys, args)
+}
+
+func qstatShares(ctx context.Context, sys *Sys, names []string) error {
+	resp, err := call(ctx, sys, api.Request{Op: api.OpShares})
+	if err != nil {
+		return err
+	}
+	shares := resp.Shares
+	if len(names) > 0 {
+		shares = nil
+		for _, n := range names {
+			i := slices.IndexFunc(resp.Shares, func(s api.ShareStatus) bool { return s.Name == n })
+			if i < 0 {
+				return fmt.Errorf("Unknown queue %s", n)
+			}
+			shares = append(shares, resp.Shares[i])
+		}
+	}
+	return writeShareTable(sys.Stdout, shares, sys)
+}
+
+// jobErrors prints the per-job failures of a request as PBS words them and
+// returns the exit status they mean. Failures that are not the
+// controller's answer (no connection) come back as the error.
+func jobErrors(sys *Sys, name string, resp *api.Response, err error, ids []string) (int, error) {
+	if err == nil {
+		return ExitOK, nil
+	}
+	var ae *api.Error
+	if resp == nil || !errors.As(err, &ae) {
+		return 0, err
+	}
+	errs := resp.Errors
+	if len(errs) == 0 {
+		errs = []api.Error{*ae}
+	}
+	id := ""
+	if len(ids) == 1 {
+		id = ids[0]
+	}
+	code := ExitOK
+	for _, e := range errs {
+		fmt.Fprintf(sys.Stderr, "%s: %s\n", name, pbsJobError(e, id))
+		if code == ExitOK {
+			code = codeStatus(e.Code)
+		}
+	}
+	return code, nil
+}

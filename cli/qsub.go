@@ -1,0 +1,503 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"sharq/api"
+)
+
+// qsubOpts is what one source (the command line, or all #PBS directives of
+// a script) asked for; nil or empty fields were not given.
+type qsubOpts struct {
+	name, queue, out, errPath, join, image, prefix *string
+	prio                                           *int
+	res                                            resSpec
+	vars                                           []envVar
+	allEnv, hold                                   bool
+	grace                                          *time.Duration
+	block                                          *bool
+	deps                                           *[]api.Dep
+	array                                          *arraySpec
+	notBefore                                      *time.Time
+	ignored                                        []string
+}
+
+// overlay applies o (the command line) over q (the directives).
+func (q *qsubOpts) overlay(o *qsubOpts) {
+	for _, p := range []struct{ dst, src **string }{
+		{&q.name, &o.name}, {&q.queue, &o.queue}, {&q.out, &o.out}, {&q.errPath, &o.errPath},
+		{&q.join, &o.join}, {&q.image, &o.image}, {&q.prefix, &o.prefix},
+	} {
+		if *p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	if o.prio != nil {
+		q.prio = o.prio
+	}
+	q.res.overlay(o.res)
+	q.vars = append(q.vars, o.vars...)
+	q.allEnv = q.allEnv || o.allEnv
+	q.hold = q.hold || o.hold
+	if o.grace != nil {
+		q.grace = o.grace
+	}
+	if o.block != nil {
+		q.block = o.block
+	}
+	if o.deps != nil {
+		q.deps = o.deps
+	}
+	if o.array != nil {
+		q.array = o.array
+	}
+	if o.notBefore != nil {
+		q.notBefore = o.notBefore
+	}
+	q.ignored = append(q.ignored, o.ignored...)
+}
+
+// qsubIgnored are PBS options sharq accepts and ignores, with a warning,
+// so that existing scripts still submit.
+var qsubIgnored = map[string]string{
+	"m": "mail events", "M": "mail users", "r": "rerunnable (sharq reruns preempted jobs anyway)",
+	"A": "account", "P": "project", "S": "shell (the script's #! line is used)",
+}
+
+func strValue(dst **string, check func(string) error) funcValue {
+	return func(s string) error {
+		if check != nil {
+			if err := check(s); err != nil {
+				return err
+			}
+		}
+		*dst = &s
+		return nil
+	}
+}
+
+// qsubFlags are qsub's options, parsing into o. The command line also has
+// -C (the directive prefix), which a directive cannot set.
+func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
+	fl := []ucli.Flag{
+		&ucli.GenericFlag{Name: "N", Usage: "job `NAME` (default: the script's file name, STDIN, or the command's name)",
+			Value: strValue(&o.name, validJobName)},
+		&ucli.GenericFlag{Name: "q", Usage: "`SHARE` (PBS queue) to submit to (default: the controller's default share)",
+			Value: strValue(&o.queue, func(s string) error {
+				if s == "" || strings.ContainsAny(s, " \t\n/") {
+					return fmt.Errorf("%q is not a share name", s)
+				}
+				return nil
+			})},
+		&ucli.GenericFlag{Name: "l", Usage: "`RESOURCES`, per node: ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00; nodes: select=2:ngpus=8 or nodes=2:gpus=8:ppn=16 (repeatable)",
+			Value: funcValue(func(s string) error { return parseResourceList(s, &o.res) })},
+		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY` within the share, 0 (default) to 9999",
+			Value: funcValue(func(s string) error {
+				p, err := parsePriority(s)
+				o.prio = &p
+				return err
+			})},
+		&ucli.GenericFlag{Name: "o", Usage: "stdout `PATH` (default: $PBS_O_WORKDIR/NAME.oSEQ; a directory gets that file name)",
+			Value: strValue(&o.out, nonEmpty)},
+		&ucli.GenericFlag{Name: "e", Usage: "stderr `PATH` (default: $PBS_O_WORKDIR/NAME.eSEQ)",
+			Value: strValue(&o.errPath, nonEmpty)},
+		&ucli.GenericFlag{Name: "j", Usage: "join streams `HOW`: oe (stderr into stdout), eo (stdout into stderr) or n",
+			Value: strValue(&o.join, func(s string) error {
+				if s != "oe" && s != "eo" && s != "n" {
+					return fmt.Errorf("%q: want oe, eo or n", s)
+				}
+				return nil
+			})},
+		&ucli.GenericFlag{Name: "v", Usage: "export `VARS` to the job: VAR=value,VAR2 (a bare name passes its current value; repeatable)",
+			Value: funcValue(func(s string) error {
+				vs, err := parseVariableList(s)
+				o.vars = append(o.vars, vs...)
+				return err
+			})},
+		&ucli.BoolFlag{Name: "V", Usage: "export the whole current environment to the job", Destination: &o.allEnv, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "h", Usage: "submit the job held (qrls releases it)", Destination: &o.hold, DisableDefaultText: true},
+		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's)",
+			Value: strValue(&o.image, nonEmpty)},
+		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
+			Value: funcValue(func(s string) error { return parseQsubW(s, o) })},
+		&ucli.GenericFlag{Name: "J", Usage: "array job `RANGE` start-end[:step][%max], e.g. 0-99%10 ($PBS_ARRAY_INDEX in each subjob)",
+			Value: funcValue(func(s string) error {
+				idx, m, err := ParseArray(s)
+				o.array = &arraySpec{Indices: idx, Max: m}
+				return err
+			})},
+		&ucli.GenericFlag{Name: "a", Usage: "do not start before `TIME` [[[[CC]YY]MM]DD]hhmm[.SS], local time (2330: today or tomorrow at 23:30)",
+			Value: funcValue(func(s string) error {
+				t, err := ParseDateTime(s, sys.now(), sys.loc())
+				o.notBefore = &t
+				return err
+			})},
+	}
+	if cmdline {
+		fl = append(fl, &ucli.GenericFlag{Name: "C", Usage: "directive `PREFIX` (default: $PBS_DPREFIX or #PBS; \"\" reads no directives)",
+			Value: strValue(&o.prefix, nil)})
+	}
+	for _, n := range []string{"A", "M", "P", "S", "m", "r"} {
+		n := n
+		fl = append(fl, &ucli.GenericFlag{Name: n, Hidden: true, Value: funcValue(func(string) error {
+			o.ignored = append(o.ignored, n)
+			return nil
+		})})
+	}
+	return fl
+}
+
+func nonEmpty(s string) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	return nil
+}
+
+func parsePriority(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 || p > 9999 {
+		return 0, fmt.Errorf("%q: want a priority from 0 to 9999", s)
+	}
+	return p, nil
+}
+
+// validJobName refuses names PBS would not take, or that would not make a
+// file name (NAME.oSEQ).
+func validJobName(s string) error {
+	if s == "" || len(s) > 236 {
+		return fmt.Errorf("%q: a job name has 1 to 236 characters", s)
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == '/' || r == 0x7f }); i >= 0 {
+		return fmt.Errorf("%q: a job name has no blanks, control characters or /", s)
+	}
+	return nil
+}
+
+// defaultJobName makes a valid name out of a file name.
+func defaultJobName(base string) string {
+	name := strings.Map(func(r rune) rune {
+		if r <= ' ' || r == '/' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, base)
+	if len(name) > 236 {
+		name = name[:236]
+	}
+	if name == "" || name == "." {
+		return "STDIN"
+	}
+	return name
+}
+
+var qsubWAttrs = map[string]bool{"depend": true, "block": true, "grace": true}
+
+// parseQsubW parses one -W value: attr=value pairs separated by commas,
+// where the commas of a depend= list stay with it.
+func parseQsubW(s string, o *qsubOpts) error {
+	attrs, err := splitWAttrs(s, qsubWAttrs)
+	if err != nil {
+		return err
+	}
+	for _, kv := range attrs {
+		switch kv[0] {
+		case "depend":
+			deps, err := ParseDepend(kv[1])
+			if err != nil {
+				return err
+			}
+			o.deps = &deps
+		case "block":
+			b, err := parseYesNo(kv[1])
+			if err != nil {
+				return fmt.Errorf("block=%s: %w", kv[1], err)
+			}
+			o.block = &b
+		case "grace":
+			d, err := ParseDuration(kv[1])
+			if err != nil {
+				return fmt.Errorf("grace: %w", err)
+			}
+			o.grace = &d
+		}
+	}
+	return nil
+}
+
+// splitWAttrs splits "depend=afterok:1,afterany:2,block=true" into
+// attributes; a piece without "=" continues the previous value.
+func splitWAttrs(s string, known map[string]bool) ([][2]string, error) {
+	var out [][2]string
+	names := make([]string, 0, len(known))
+	for k := range known {
+		names = append(names, k)
+	}
+	for _, piece := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(piece, "=")
+		if !ok {
+			if len(out) == 0 {
+				return nil, fmt.Errorf("%q: want attribute=value", s)
+			}
+			out[len(out)-1][1] += "," + piece
+			continue
+		}
+		k = strings.TrimSpace(k)
+		if !known[k] {
+			return nil, fmt.Errorf("unknown attribute %q (supported: %s)", k, strings.Join(sortedStrings(names), ", "))
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+func parseYesNo(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true", "t", "yes", "y", "1":
+		return true, nil
+	case "false", "f", "no", "n", "0":
+		return false, nil
+	}
+	return false, errors.New("want true or false")
+}
+
+// Qsub submits a job (qsub [options] script | qsub [options] -- command
+// args) and prints its id.
+func Qsub(ctx context.Context, args []string, sys *Sys) int {
+	var cmd qsubOpts
+	app := newApp(sys, "qsub", "submit a batch job",
+		"qsub [options] [script]\n"+
+			"qsub [options] -- command [args...]",
+		`Submits a job and prints its id (and nothing else), so that jid=$(qsub job.sh) works.
+The script is read from stdin when no file is named. #PBS lines at the top of the
+script set options too; options on the command line win over them. The job starts in
+the current directory ($PBS_O_WORKDIR) with PBS_O_HOME, PBS_O_PATH, ... set.
+Resources are per node: -l select=2:ngpus=8 is two nodes with 8 GPUs each.
+
+Examples:
+   qsub -N train -q vision -l ngpus=4,mem=64gb,walltime=12:00:00 train.sh
+   qsub -l select=2:ngpus=8 -W depend=afterok:123 -- torchrun train.py
+   qsub -J 0-99%10 -W grace=5m sweep.sh
+   echo 'nvidia-smi' | qsub -l ngpus=1 -W block=true`)
+	app.Flags = qsubFlags(&cmd, sys, true)
+	var pre []string
+	app.Action = func(c *ucli.Context) error {
+		rest := c.Args().Slice()
+		i := len(pre) - len(rest)
+		dashdash := i > 0 && pre[i-1] == "--"
+		return qsubRun(c.Context, sys, &cmd, rest, dashdash)
+	}
+	if len(args) == 0 {
+		args = []string{"qsub"}
+	}
+	valueOpts, boolOpts := flagKinds(app.Flags)
+	pre = append([]string{args[0]}, splitAttached(args[1:], valueOpts, boolOpts)...)
+	return run(ctx, app, sys, pre)
+}
+
+// flagKinds tells the options that take a value from those that do not.
+func flagKinds(flags []ucli.Flag) (value, boolean map[string]bool) {
+	value, boolean = map[string]bool{}, map[string]bool{}
+	for _, f := range flags {
+		_, isBool := f.(*ucli.BoolFlag)
+		for _, n := range f.Names() {
+			if isBool {
+				boolean[n] = true
+			} else {
+				value[n] = true
+			}
+		}
+	}
+	return value, boolean
+}
+
+func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashdash bool) error {
+	if sys.Dir == "" {
+		return errors.New("cannot determine the current directory")
+	}
+	job := api.Job{WorkDir: sys.Dir}
+	var defaultName string
+	opts := &qsubOpts{}
+	switch {
+	case dashdash:
+		if len(rest) == 0 {
+			return usagef("no command after --")
+		}
+		job.Command = rest
+		defaultName = defaultJobName(filepath.Base(rest[0]))
+	case len(rest) > 1:
+		return usagef("unexpected arguments after the script %s: %q (to run a command with arguments, use qsub [options] -- command args)", rest[0], rest[1:])
+	default:
+		var (
+			body  []byte
+			err   error
+			label = "stdin"
+		)
+		if len(rest) == 1 {
+			label = rest[0]
+			body, err = os.ReadFile(absPath(sys.Dir, rest[0]))
+			defaultName = defaultJobName(filepath.Base(rest[0]))
+		} else {
+			if sys.Stdin == nil {
+				return errors.New("no script given and no stdin to read one from")
+			}
+			body, err = io.ReadAll(io.LimitReader(sys.Stdin, api.MaxMessage))
+			defaultName = "STDIN"
+		}
+		if err != nil {
+			return fmt.Errorf("reading script: %w", err)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return fmt.Errorf("script %s is empty", label)
+		}
+		if bytes.IndexByte(body, 0) >= 0 {
+			return fmt.Errorf("script %s is a binary file; to run a program, use qsub [options] -- %s", label, label)
+		}
+		job.Script = string(body)
+		prefix := DefaultDirectivePrefix
+		if p, ok := sys.getenv("PBS_DPREFIX"); ok {
+			prefix = p
+		}
+		if cmd.prefix != nil {
+			prefix = *cmd.prefix
+		}
+		dirs, err := ParseDirectives(job.Script, prefix)
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+		for _, d := range dirs {
+			if err := parseDirective(sys, opts, d); err != nil {
+				return fmt.Errorf("%s line %d: %s %s: %w", label, d.Line, prefix, strings.Join(d.Args, " "), err)
+			}
+		}
+	}
+	opts.overlay(cmd)
+	for _, n := range dedupe(opts.ignored) {
+		fmt.Fprintf(sys.Stderr, "qsub: warning: -%s (%s) is not supported and was ignored\n", n, qsubIgnored[n])
+	}
+
+	job.Name = defaultName
+	if opts.name != nil {
+		job.Name = *opts.name
+	}
+	if opts.queue != nil {
+		job.Share = *opts.queue
+	}
+	if opts.prio != nil {
+		job.Priority = *opts.prio // shown back; the controller takes SubmitSpec.Priority
+	}
+	job.Resources = opts.res.resources()
+	job.Env = jobEnv(sys.Environ, opts.allEnv, opts.vars, sys.Dir, sys.Host)
+	if opts.out != nil {
+		job.Stdout = outputPath(sys.Dir, *opts.out)
+	}
+	if opts.errPath != nil {
+		job.Stderr = outputPath(sys.Dir, *opts.errPath)
+	}
+	if opts.join != nil {
+		switch *opts.join {
+		case "oe":
+			job.Join, job.Stderr = "oe", job.Stdout
+		case "eo":
+			job.Join, job.Stdout = "eo", job.Stderr
+		}
+	}
+	if opts.image != nil {
+		job.Image = *opts.image
+	}
+	if opts.grace != nil {
+		job.Grace = *opts.grace
+	}
+	if opts.hold {
+		job.Hold = "u"
+	}
+	if opts.notBefore != nil {
+		job.NotBefore = *opts.notBefore
+	}
+	if opts.deps != nil {
+		job.Deps = *opts.deps
+	}
+	if opts.array != nil {
+		job.ArrayIndices, job.ArrayMax = opts.array.Indices, opts.array.Max
+	}
+
+	resp, err := call(ctx, sys, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job, Priority: opts.prio}})
+	if err != nil {
+		return err
+	}
+	if resp.JobID == "" {
+		return errors.New("sharqctld accepted the job but returned no job id")
+	}
+	fmt.Fprintln(sys.Stdout, resp.JobID)
+	if opts.block != nil && *opts.block {
+		return waitJob(ctx, sys, resp.JobID)
+	}
+	return nil
+}
+
+// parseDirective applies one #PBS line's options to opts.
+func parseDirective(sys *Sys, opts *qsubOpts, d Directive) error {
+	app := newApp(sys, "qsub", "", "", "")
+	app.Writer, app.ErrWriter = io.Discard, io.Discard
+	app.Flags = qsubFlags(opts, sys, false)
+	app.Action = func(c *ucli.Context) error {
+		if c.NArg() > 0 {
+			return fmt.Errorf("unexpected %q (a directive holds options only)", c.Args().First())
+		}
+		return nil
+	}
+	valueOpts, boolOpts := flagKinds(app.Flags)
+	args := append([]string{"qsub"}, splitAttached(d.Args, valueOpts, boolOpts)...)
+	err := app.Run(args)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return ue.err
+	}
+	return err
+}
+
+// absPath makes p absolute against dir.
+func absPath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// outputPath resolves a -o/-e value: a PBS "host:" prefix is dropped, a
+// relative path is made absolute against dir, and an existing directory
+// gets a trailing slash, which tells the controller to put the default file
+// name (NAME.oSEQ) in it.
+func outputPath(dir, p string) string {
+	if host, rest, ok := strings.Cut(p, ":"); ok && host != "" && !strings.Contains(host, "/") && rest != "" {
+		p = rest
+	}
+	abs := absPath(dir, p)
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return strings.TrimSuffix(abs, "/") + "/"
+	}
+	return abs
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"sharq/api"
+)
+
+// ErrBadResource is wrapped by every -l parsing error.
+var ErrBadResource = errors.New("bad resource")
+
+// resSpec is what one or more -l options asked for; nil fields were not
+// given, so a later source (the command line over #PBS directives) overrides
+// field by field.
+type resSpec struct {
+	Nodes    *int
+	GPUs     *int // per node
+	CPUs     *int // per node
+	Mem      *int64
+	Walltime *time.Duration
+}
+
+// overlay sets every field o has.
+func (r *resSpec) overlay(o resSpec) {
+	if o.Nodes != nil {
+		r.Nodes = o.Nodes
+	}
+	if o.GPUs != nil {
+		r.GPUs = o.GPUs
+	}
+	if o.CPUs != nil {
+		r.CPUs = o.CPUs
+	}
+	if o.Mem != nil {
+		r.Mem = o.Mem
+	}
+	if o.Walltime != nil {
+		r.Walltime = o.Walltime
+	}
+}
+
+func (r resSpec) empty() bool { return r == resSpec{} }
+
+// resources is the api form: one node unless asked otherwise.
+func (r resSpec) resources() api.Resources {
+	out := api.Resources{Nodes: 1}
+	if r.Nodes != nil {
+		out.Nodes = *r.Nodes
+	}
+	if r.GPUs != nil {
+		out.GPUsPerNode = *r.GPUs
+	}
+	if r.CPUs != nil {
+		out.CPUsPerNode = *r.CPUs
+	}
+	if r.Mem != nil {
+		out.MemPerNode = *r.Mem
+	}
+	if r.Walltime != nil {
+		out.Walltime = *r.Walltime
+	}
+	return out
+}
+
+const knownResources = "ngpus, ncpus, mem, walltime, select, nodes"
+
+// parseResourceList parses one -l value into r, later items overriding
+// earlier ones. Items are comma-separated key=value: ngpus (or gpus), ncpus,
+// mem, walltime, select=N:ngpus=G:ncpus=C:mem=M (N nodes, the rest per node)
+// and Torque's nodes=N:gpus=G:ppn=C. GPUs, CPUs and memory are per node.
+func parseResourceList(s string, r *resSpec) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("%w: empty -l value (want e.g. ngpus=4,walltime=12:00:00)", ErrBadResource)
+	}
+	for _, item := range strings.Split(s, ",") {
+		key, val, ok := strings.Cut(item, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		val = strings.TrimSpace(val)
+		if !ok || key == "" {
+			return fmt.Errorf("%w %q: want key=value (known: %s)", ErrBadResource, item, knownResources)
+		}
+		if val == "" {
+			return fmt.Errorf("%w %q: %s has no value", ErrBadResource, item, key)
+		}
+		switch key {
+		case "select":
+			if err := parseChunk(val, "select", r); err != nil {
+				return err
+			}
+		case "nodes", "nodect":
+			if err := parseChunk(val, key, r); err != nil {
+				return err
+			}
+		case "walltime":
+			d, err := ParseDuration(val)
+			if err != nil {
+				return fmt.Errorf("%w: walltime: %w", ErrBadResource, err)
+			}
+			if d == 0 {
+				return fmt.Errorf("%w: walltime must be above zero", ErrBadResource)
+			}
+			r.Walltime = &d
+		default:
+			if err := setChunkResource(key, val, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseChunk parses a select= or nodes= value: an optional node count, then
+// colon-separated per-node resources. Several chunk types joined with "+" and
+// Torque node names are refused: every node of a job gets the same share.
+func parseChunk(val, key string, r *resSpec) error {
+	if strings.Contains(val, "+") {
+		return fmt.Errorf("%w %s=%s: chunks of different shapes (+) are not supported; every node of a job gets the same resources", ErrBadResource, key, val)
+	}
+	parts := strings.Split(val, ":")
+	start := 0
+	if !strings.Contains(parts[0], "=") {
+		n, err := strconv.Atoi(parts[0])
+		if err != nil || parts[0][0] == '+' || parts[0][0] == '-' {
+			if key == "nodes" {
+				return fmt.Errorf("%w nodes=%s: want a node count (node names are not supported)", ErrBadResource, val)
+			}
+			return fmt.Errorf("%w %s=%s: want a node count, e.g. %s=2:ngpus=8", ErrBadResource, key, val, key)
+		}
+		if n < 1 {
+			return fmt.Errorf("%w %s=%s: node count must be at least 1", ErrBadResource, key, val)
+		}
+		r.Nodes = &n
+		start = 1
+	} else if key == "nodect" {
+		return fmt.Errorf("%w nodect=%s: want a node count", ErrBadResource, val)
+	} else {
+		one := 1
+		r.Nodes = &one
+	}
+	if key == "nodect" && len(parts) > 1 {
+		return fmt.Errorf("%w nodect=%s: want a node count", ErrBadResource, val)
+	}
+	for _, p := range parts[start:] {
+		k, v, ok := strings.Cut(p, "=")
+		k = strings.ToLower(k)
+		if !ok || k == "" || v == "" {
+			return fmt.Errorf("%w %s=%s: %q is not res=value", ErrBadResource, key, val, p)
+		}
+		if k == "walltime" || k == "select" || k == "nodes" {
+			return fmt.Errorf("%w %s=%s: %s is not a per-node resource", ErrBadResource, key, val, k)
+		}
+		if err := setChunkResource(k, v, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setChunkResource sets one per-node resource.
+func setChunkResource(key, val string, r *resSpec) error {
+	switch key {
+	case "ngpus", "gpus":
+		n, err := parseCount(key, val)
+		if err != nil {
+			return err
+		}
+		r.GPUs = &n
+	case "ncpus", "ppn":
+		n, err := parseCount(key, val)
+		if err != nil {
+			return err
+		}
+		r.CPUs = &n
+	case "mem":
+		m, err := ParseSize(val)
+		if err != nil {
+			return fmt.Errorf("%w: mem: %w", ErrBadResource, err)
+		}
+		r.Mem = &m
+	default:
+		return fmt.Errorf("%w %q: unknown resource (known: %s)", ErrBadResource, key, knownResources)
+	}
+	return nil
+}
+
+func parseCount(key, val string) (int, error) {
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 0 || val[0] == '+' {
+		return 0, fmt.Errorf("%w %s=%s: want a whole number of at least 0", ErrBadResource, key, val)
+	}
+	if n > 1<<20 {
+		return 0, fmt.Errorf("%w %s=%s: too large", ErrBadResource, key, val)
+	}
+	return n, nil
+}
+
+// formatSelect writes a job's resources as a PBS select statement.
+func formatSelect(r api.Resources) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d:ngpus=%d", max(r.Nodes, 1), r.GPUsPerNode)
+	if r.CPUsPerNode > 0 {
+		fmt.Fprintf(&b, ":ncpus=%d", r.CPUsPerNode)
+	}
+	if r.MemPerNode > 0 {
+		fmt.Fprintf(&b, ":mem=%s", FormatSize(r.MemPerNode))
+	}
+	return b.String()
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"sharq/api"
+)
+
+// Caller sends one request to the controller and returns its response. When
+// the controller refused the request it returns the response too, with an
+// error that is (or wraps) its *api.Error; client.Call is the real one.
+type Caller func(ctx context.Context, req api.Request) (*api.Response, error)
+
+// ImageImporter loads an image archive into the containerd at socket, in
+// namespace, and returns the names of the images it holds
+// (runtime.ImportImage).
+type ImageImporter func(ctx context.Context, socket, namespace string, r io.Reader) ([]string, error)
+
+// Sys is what a command needs from its process: streams, environment, the
+// clock, and the controller round-trip. OS fills it from the real process.
+type Sys struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Environ is the environment as KEY=VALUE lines (os.Environ).
+	Environ []string
+	// Dir is the working directory: PBS_O_WORKDIR, and what relative paths
+	// are relative to. Empty when it could not be determined.
+	Dir string
+	// Host is this host's name (PBS_O_HOST).
+	Host string
+	// Now is the clock (qsub -a, elapsed times); Location the time zone in
+	// which times are read and shown.
+	Now      func() time.Time
+	Location *time.Location
+	// Terminal says Stdout is a terminal: tables fit their contents instead
+	// of PBS's fixed widths. Color adds ANSI colours (a terminal without
+	// NO_COLOR and TERM=dumb).
+	Terminal bool
+	Color    bool
+	Call     Caller
+	// ImportImage is what sharqctl image import uses; nil makes that
+	// subcommand fail with a clear error.
+	ImportImage ImageImporter
+	// RetryDelay is the first pause before qsub -W block=true reconnects
+	// after losing the controller (doubling up to 30s); 0 means one second.
+	RetryDelay time.Duration
+}
+
+// OS returns a Sys for this process, sending requests with call.
+func OS(call Caller) *Sys {
+	dir, _ := os.Getwd()
+	host, _ := os.Hostname()
+	term := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
+	return &Sys{
+		Stdin:    os.Stdin,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Environ:  os.Environ(),
+		Dir:      dir,
+		Host:     host,
+		Now:      time.Now,
+		Location: time.Local,
+		Terminal: term,
+		Color:    term && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
+		Call:     call,
+	}
+}
+
+// getenv looks name up in s.Environ.
+func (s *Sys) getenv(name string) (string, bool) {
+	for i := len(s.Environ) - 1; i >= 0; i-- {
+		kv := s.Environ[i]
+		if len(kv) > len(name) && kv[len(name)] == '=' && kv[:len(name)] == name {
+			return kv[len(name)+1:], true
+		}
+	}
+	return "", false
+}
+
+func (s *Sys) now() time.Time {
+	if s.Now == nil {
+		return time.Now().In(s.loc())
+	}
+	return s.Now().In(s.loc())
+}
+
+func (s *Sys) loc() *time.Location {
+	if s.Location == nil {
+		return time.Local
+	}
+	return s.Location
+}

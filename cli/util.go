@@ -1,0 +1,8 @@
+package cli
+
+import "sort"
+
+func sortedStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

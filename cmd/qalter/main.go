@@ -1,0 +1,19 @@
+// Command qalter is PBS's qalter for sharq; see package cli.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"sharq/cli"
+	"sharq/client"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Qalter(ctx, os.Args, cli.OS(client.Caller(client.Socket())))
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,58 @@
+// Command sharq-up runs a whole sharq cluster on this machine in the
+// foreground (make up): a private containerd, the demo image, fake GPUs,
+// sharqctld and sharqd. Ctrl-C stops it and removes its containers. See
+// internal/localcluster.
+//
+//	sharq-up [--config contrib/examples/local.toml] [--bin bin] [--user sharqdemo]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"sharq/internal/localcluster"
+)
+
+func main() {
+	var o localcluster.Options
+	flag.StringVar(&o.Repo, "repo", ".", "the sharq repository `DIR`")
+	flag.StringVar(&o.Config, "config", "", "cluster configuration `FILE` (default REPO/contrib/examples/local.toml)")
+	flag.StringVar(&o.BinDir, "bin", "", "`DIR` holding sharqctld, sharqd and the client commands (default REPO/bin)")
+	flag.StringVar(&o.User, "user", localcluster.DefaultUser, "ordinary `USER` to submit jobs as, created if missing (\"-\": none)")
+	flag.DurationVar(&o.Timeout, "timeout", localcluster.DefaultTimeout, "how long each start-up step may take")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: sharq-up [options]\n\n"+
+			"Runs a local sharq cluster in the foreground (what make up runs, as root).\n"+
+			"Ctrl-C stops it and removes its containers, mounts and state; logs stay in %s/log.\n\n",
+			localcluster.DefaultStateDir)
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-sigs
+		cancel()
+		for range sigs {
+			fmt.Fprintln(os.Stderr, "sharq-up: already stopping, please wait (removing the containers takes a few seconds)")
+		}
+	}()
+	err := localcluster.Up(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sharq-up:", err)
+		if errors.Is(err, localcluster.ErrAlreadyRunning) {
+			os.Exit(3)
+		}
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,198 @@
+package conf
+
+import (
+	"net"
+	"path/filepath"
+	"regexp"
+	"strconv"
+)
+
+var (
+	clusterNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	// containerd's namespace rule (identifiers.Validate).
+	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
+)
+
+// maxSocketPath is the longest path a Unix socket can bind (sun_path
+// holds 108 bytes with the terminating NUL).
+const maxSocketPath = 107
+
+// cluster reads the [cluster] table; present is false when the file has
+// none (which the caller reports), so that only defaults are filled in.
+func (l *loader) cluster(t *table, present bool) Cluster {
+	c := Cluster{
+		SpoolDir:          DefaultSpoolDir,
+		Socket:            DefaultSocket,
+		Listen:            DefaultListen,
+		Admins:            DefaultAdmins(),
+		SecretFile:        DefaultSecretFile,
+		HeartbeatInterval: DefaultHeartbeatInterval,
+		NodeTimeout:       DefaultNodeTimeout,
+		History:           DefaultHistory,
+		CheckpointRoot:    DefaultCheckpointRoot,
+	}
+	if name, ok := t.str("name"); ok {
+		c.Name = name
+		if !clusterNameRE.MatchString(name) {
+			t.errf("name", "%q is not a valid cluster name (want 1 to 63 of [a-z0-9-], not starting with '-')", name)
+		}
+	}
+	if present && !t.has("name") {
+		t.errAt("", "name is required (it appears in job ids: 123.NAME)")
+	}
+
+	c.SpoolDir = t.absPath("spool_dir", c.SpoolDir)
+	c.Socket = t.socketPath("socket", c.Socket)
+	c.SecretFile = t.absPath("secret_file", c.SecretFile)
+	c.CheckpointRoot = t.absPath("checkpoint_root", c.CheckpointRoot)
+
+	c.Listen = t.address("listen", c.Listen, false)
+	if t.has("controller") {
+		c.Controller = t.address("controller", "", true)
+	} else {
+		c.Controller = controllerFor(c.Listen)
+	}
+	if m, ok := t.str("metrics"); ok && m != "" {
+		c.Metrics = t.address("metrics", "", false)
+	}
+
+	if admins, ok := t.strings("admins"); ok {
+		c.Admins = admins
+		for _, a := range admins {
+			if why := checkPrincipal(a, false); why != "" {
+				t.errf("admins", "%s", why)
+			}
+		}
+	}
+
+	var set, missing []string
+	for _, k := range []struct {
+		key string
+		dst *string
+	}{{"tls_cert", &c.TLSCert}, {"tls_key", &c.TLSKey}, {"tls_ca", &c.TLSCA}} {
+		*k.dst = t.strDefault(k.key, "")
+		if *k.dst == "" {
+			missing = append(missing, k.key)
+			continue
+		}
+		set = append(set, k.key)
+		if !filepath.IsAbs(*k.dst) {
+			t.errf(k.key, "%q is not an absolute path", *k.dst)
+		}
+	}
+	if len(set) > 0 && len(missing) > 0 {
+		t.errAt(set[0], "tls_cert, tls_key and tls_ca must be set together (%s missing)", joinAnd(missing))
+	}
+
+	hbOK, ntOK := !t.has("heartbeat_interval"), !t.has("node_timeout")
+	if d, ok := t.duration("heartbeat_interval", c.HeartbeatInterval); ok {
+		c.HeartbeatInterval, hbOK = d, d > 0
+		if d <= 0 {
+			t.errf("heartbeat_interval", "must be positive")
+		}
+	}
+	if d, ok := t.duration("node_timeout", c.NodeTimeout); ok {
+		c.NodeTimeout, ntOK = d, true
+	}
+	if hbOK && ntOK && c.NodeTimeout <= c.HeartbeatInterval {
+		key := "node_timeout"
+		if !t.has(key) {
+			key = "heartbeat_interval"
+		}
+		t.errAt(key, "node_timeout (%v) must be longer than heartbeat_interval (%v)", c.NodeTimeout, c.HeartbeatInterval)
+	}
+	if d, ok := t.duration("history", c.History); ok {
+		c.History = d
+	}
+	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
+		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
+		"metrics", "checkpoint_root")
+	return c
+}
+
+func (l *loader) runtime(t *table) Runtime {
+	r := Runtime{ContainerdSocket: DefaultContainerdSocket, Namespace: DefaultNamespace}
+	r.ContainerdSocket = t.socketPath("containerd_socket", r.ContainerdSocket)
+	if ns, ok := t.str("namespace"); ok {
+		r.Namespace = ns
+		if len(ns) > 76 || !namespaceRE.MatchString(ns) {
+			t.errf("namespace", "%q is not a valid containerd namespace (letters and digits, with single '.', '_' or '-' between them; at most 76)", ns)
+		}
+	}
+	t.unknown("containerd_socket", "namespace")
+	return r
+}
+
+// absPath reads an absolute path.
+func (t *table) absPath(key, def string) string {
+	p, ok := t.str(key)
+	if !ok {
+		return def
+	}
+	if !filepath.IsAbs(p) {
+		t.errf(key, "%q is not an absolute path", p)
+	}
+	return p
+}
+
+// socketPath reads an absolute path short enough for a Unix socket.
+func (t *table) socketPath(key, def string) string {
+	p := t.absPath(key, def)
+	if len(p) > maxSocketPath {
+		t.errf(key, "%d bytes is too long for a Unix socket path (at most %d)", len(p), maxSocketPath)
+	}
+	return p
+}
+
+// address reads host:port. A dial address must name a host.
+func (t *table) address(key, def string, dial bool) string {
+	a, ok := t.str(key)
+	if !ok {
+		return def
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		t.errf(key, "%q is not a host:port address", a)
+		return a
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		t.errf(key, "%q: port must be a number from 1 to 65535", a)
+	}
+	if dial {
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			t.errf(key, "%q does not name a host to connect to", a)
+		}
+	}
+	return a
+}
+
+// controllerFor is the address node daemons dial when controller is not
+// set: listen, with an unspecified host replaced by loopback.
+func controllerFor(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "", ip != nil && ip.IsUnspecified() && ip.To4() != nil:
+		host = "127.0.0.1"
+	case ip != nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// joinAnd writes "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	s := words[0]
+	for _, w := range words[1 : len(words)-1] {
+		s += ", " + w
+	}
+	return s + " and " + words[len(words)-1]
+}

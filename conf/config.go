@@ -1,0 +1,175 @@
+package conf
+
+import (
+	"time"
+
+	"sharq/daemon/sched"
+)
+
+// Config is a loaded and validated cluster configuration. Every optional
+// key holds its default.
+type Config struct {
+	File       string // path it was loaded from
+	Cluster    Cluster
+	Runtime    Runtime
+	Partitions []Partition
+	Nodes      []Node // expanded: one entry per node name, in file order
+	Shares     []Share
+}
+
+// Cluster is the [cluster] table: the controller's own settings.
+type Cluster struct {
+	Name       string // in job ids: 123.lab
+	SpoolDir   string
+	Socket     string   // client Unix socket
+	Listen     string   // host:port where node daemons connect
+	Controller string   // host:port node daemons dial
+	Admins     []string // user names, or "@group"
+	SecretFile string   // shared secret for node daemons (checked by the daemons)
+	// TLSCert, TLSKey and TLSCA are all set or all empty.
+	TLSCert, TLSKey, TLSCA string
+
+	HeartbeatInterval time.Duration
+	NodeTimeout       time.Duration // a node silent this long is marked down
+	History           time.Duration // how long finished jobs are kept
+	Metrics           string        // host:port for Prometheus /metrics; "" = off
+	CheckpointRoot    string        // per-job checkpoint directories live below it
+}
+
+// TLS reports whether the node connection uses TLS.
+func (c *Cluster) TLS() bool { return c.TLSCert != "" }
+
+// Runtime is the [runtime] table: how node daemons reach containerd.
+type Runtime struct {
+	ContainerdSocket string
+	Namespace        string
+}
+
+// Partition is a [[partition]] block.
+type Partition struct {
+	Name              string
+	Nodes             []string // expanded, in hostlist order
+	DefaultImage      string   // "" = jobs must name their image
+	PreemptGrace      time.Duration
+	MaxWalltime       time.Duration // 0 = no limit
+	PreemptionRetries int           // sched.Unlimited (-1) = no limit
+}
+
+// Node is one node of a [[node]] block.
+type Node struct {
+	Name      string
+	Partition string // the partition whose nodes list names it
+	GPUs      int
+	CPUs      int   // 0: not accounted
+	MemBytes  int64 // 0: not accounted
+	// GPUDevices holds one device node per GPU: index i is GPU i.
+	// ExtraDevices are control devices every GPU job gets when they exist.
+	// Both slices are shared by the nodes of one [[node]] block: read-only.
+	GPUDevices   []string
+	ExtraDevices []string
+}
+
+// Share is a [[share]] block: a team's quota in a partition.
+type Share struct {
+	Name              string
+	Partition         string
+	GPUs              int // the guaranteed quota
+	Strategy          sched.Strategy
+	BorrowLimit       int // percent of GPUs; sched.Unlimited (-1) = no limit
+	InSharePreemption bool
+	Users             []string // user names, "@group" or "*"
+	Enabled           bool     // false: new jobs are refused, running ones finish
+	PriorityDefault   int      // 0..9999
+}
+
+// Defaults for optional keys.
+const (
+	DefaultSpoolDir          = "/var/spool/sharq"
+	DefaultSocket            = "/run/sharq/sharq.sock"
+	DefaultListen            = "0.0.0.0:6820"
+	DefaultSecretFile        = "/etc/sharq/secret"
+	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultNodeTimeout       = 30 * time.Second
+	DefaultHistory           = 7 * 24 * time.Hour
+	DefaultCheckpointRoot    = "/var/lib/sharq/checkpoints"
+	DefaultContainerdSocket  = "/run/containerd/containerd.sock"
+	DefaultNamespace         = "sharq"
+	DefaultPreemptGrace      = 30 * time.Second
+	DefaultPriority          = 100
+	MaxPriority              = 9999
+)
+
+// DefaultAdmins is the admins list when the key is absent.
+func DefaultAdmins() []string { return []string{"root"} }
+
+// DefaultExtraDevices is a node's extra_devices when the key is absent.
+func DefaultExtraDevices() []string {
+	return []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
+}
+
+// Partition returns the partition called name, or nil.
+func (c *Config) Partition(name string) *Partition {
+	for i := range c.Partitions {
+		if c.Partitions[i].Name == name {
+			return &c.Partitions[i]
+		}
+	}
+	return nil
+}
+
+// Share returns the share called name, or nil.
+func (c *Config) Share(name string) *Share {
+	for i := range c.Shares {
+		if c.Shares[i].Name == name {
+			return &c.Shares[i]
+		}
+	}
+	return nil
+}
+
+// Node returns the node called name, or nil.
+func (c *Config) Node(name string) *Node {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// PartitionGPUs is the number of GPUs the partition's nodes declare.
+func (c *Config) PartitionGPUs(partition string) int {
+	n := 0
+	for i := range c.Nodes {
+		if c.Nodes[i].Partition == partition {
+			n += c.Nodes[i].GPUs
+		}
+	}
+	return n
+}
+
+// Sched converts the configuration for the scheduling core.
+func (c *Config) Sched() sched.Config {
+	sc := sched.Config{
+		Partitions: make([]sched.Partition, len(c.Partitions)),
+		Nodes:      make([]sched.Node, len(c.Nodes)),
+		Shares:     make([]sched.Share, len(c.Shares)),
+	}
+	for i, p := range c.Partitions {
+		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries}
+	}
+	for i, n := range c.Nodes {
+		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes}
+	}
+	for i, s := range c.Shares {
+		sc.Shares[i] = sched.Share{
+			Name:              s.Name,
+			Partition:         s.Partition,
+			GPUs:              s.GPUs,
+			Strategy:          s.Strategy,
+			BorrowLimit:       s.BorrowLimit,
+			InSharePreemption: s.InSharePreemption,
+		}
+	}
+	return sc
+}

@@ -1,0 +1,125 @@
+package conf
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Load reads and validates the configuration file at path. An invalid file
+// gives Problems; a file that cannot be read gives the os error, wrapped.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("conf: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates a configuration held in data; file names it in problems
+// ("<config>" when empty). Every problem in the file is reported at once,
+// as Problems.
+func Parse(file string, data []byte) (*Config, error) {
+	if file == "" {
+		file = "<config>"
+	}
+	doc, perr := decodeTOML(file, data)
+	if perr != nil {
+		return nil, Problems{*perr}
+	}
+	l := &loader{file: file, pos: scanPositions(string(data))}
+	cfg := l.config(doc)
+	if len(l.probs) > 0 {
+		sortProblems(l.probs)
+		return nil, l.probs
+	}
+	cfg.File = file
+	return cfg, nil
+}
+
+// decodeTOML parses data into generic maps, turning a syntax error into a
+// Problem.
+func decodeTOML(file string, data []byte) (doc map[string]any, perr *Problem) {
+	defer func() {
+		// The TOML parser reports syntax errors itself; this only turns a
+		// crash inside it into a problem instead of taking the daemon down.
+		if r := recover(); r != nil {
+			doc, perr = nil, &Problem{File: file, Msg: fmt.Sprintf("TOML parser failed: %v", r)}
+		}
+	}()
+	if _, err := toml.Decode(string(data), &doc); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Problem{File: file, Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+		}
+		return nil, &Problem{File: file, Msg: err.Error()}
+	}
+	return doc, nil
+}
+
+// config reads the whole document.
+func (l *loader) config(doc map[string]any) *Config {
+	root := l.table(nil, "", doc)
+	cfg := &Config{}
+
+	ct := root.subtable("cluster", "cluster")
+	if ct == nil {
+		if !root.has("cluster") {
+			l.add(nil, "missing [cluster] table (cluster.name is required)")
+		}
+		ct = l.table([]string{"cluster"}, "cluster", nil)
+		cfg.Cluster = l.cluster(ct, false)
+	} else {
+		cfg.Cluster = l.cluster(ct, true)
+	}
+
+	rt := root.subtable("runtime", "runtime")
+	if rt == nil {
+		rt = l.table([]string{"runtime"}, "runtime", nil)
+	}
+	cfg.Runtime = l.runtime(rt)
+
+	partTables := root.tables("partition")
+	nodeTables := root.tables("node")
+	shareTables := root.tables("share")
+	root.unknown("cluster", "runtime", "partition", "node", "share")
+
+	// An absent or empty array is reported here; a value of another
+	// kind was reported by tables.
+	for _, k := range []struct {
+		key    string
+		tables []*table
+	}{{"partition", partTables}, {"share", shareTables}} {
+		if v, ok := doc[k.key]; len(k.tables) == 0 && (!ok || isEmptyArray(v)) {
+			l.add(nil, "no [[%s]] block (at least one is required)", k.key)
+		}
+	}
+	parts := l.partitions(partTables)
+	nodes := l.nodes(nodeTables)
+	l.assignNodes(parts, nodes)
+	cfg.Partitions = make([]Partition, len(parts))
+	for i, p := range parts {
+		cfg.Partitions[i] = p.Partition
+	}
+	for _, nb := range nodes {
+		cfg.Nodes = append(cfg.Nodes, nb.nodes...)
+	}
+	shares := l.shares(shareTables, parts)
+	for _, s := range shares {
+		cfg.Shares = append(cfg.Shares, s.Share)
+	}
+	l.checkQuotas(parts, nodes, shares)
+	return cfg
+}
+
+func isEmptyArray(v any) bool {
+	switch v := v.(type) {
+	case []any:
+		return len(v) == 0
+	case []map[string]any:
+		return len(v) == 0
+	}
+	return false
+}

@@ -1,0 +1,99 @@
+package conf
+
+import (
+	"regexp"
+
+	"sharq/daemon/sched"
+)
+
+// nameRE is what partition and share names look like.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
+
+// hostRE is what node names look like.
+var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$`)
+
+// partBlock is a [[partition]] block while the file is checked.
+type partBlock struct {
+	Partition
+	t       *table
+	nodesOK bool // its nodes list expanded cleanly
+}
+
+func (l *loader) partitions(ts []*table) []*partBlock {
+	seen := map[string]*partBlock{}
+	var out []*partBlock
+	for _, t := range ts {
+		p := &partBlock{t: t, Partition: Partition{PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited}}
+		if name, ok := t.str("name"); ok {
+			p.Name = name
+			t.ctx = "partition " + quote(name)
+			if first, dup := seen[name]; dup {
+				t.errf("name", "defined twice (first at line %d)", first.t.line("name"))
+			} else {
+				seen[name] = p
+			}
+			if !nameRE.MatchString(name) {
+				t.errf("name", "%q is not a valid name (want 1 to 63 of [A-Za-z0-9_.-], starting with a letter or digit)", name)
+			}
+		} else if !t.has("name") {
+			t.errAt("", "name is required")
+		}
+
+		if s, ok := t.str("nodes"); ok {
+			p.Nodes, p.nodesOK = t.hostnames("nodes", s)
+		} else if !t.has("nodes") {
+			t.errAt("", "nodes is required (a hostlist such as \"gpu[01-16]\")")
+		}
+		p.DefaultImage = t.strDefault("default_image", "")
+		if d, ok := t.duration("preempt_grace", p.PreemptGrace); ok {
+			p.PreemptGrace = d
+		}
+		if d, ok := t.duration("max_walltime", 0); ok {
+			p.MaxWalltime = d
+		}
+		if n, ok := t.integer("preemption_retries"); ok {
+			p.PreemptionRetries = n
+			if n < sched.Unlimited {
+				t.errf("preemption_retries", "%d is below -1 (-1 means no limit)", n)
+			}
+		}
+		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries")
+		out = append(out, p)
+	}
+	return out
+}
+
+// hostnames expands a hostlist of node names, reporting bad syntax, bad
+// names and duplicates; it gives no names when the list cannot be used.
+func (t *table) hostnames(key, s string) ([]string, bool) {
+	names, err := ExpandHostlist(s)
+	if err != nil {
+		t.errf(key, "%v", err)
+		return nil, false
+	}
+	if len(names) == 0 {
+		t.errf(key, "empty (want a hostlist such as \"gpu[01-16]\")")
+		return nil, false
+	}
+	var bad, dups []string
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if !hostRE.MatchString(n) {
+			bad = append(bad, n)
+		}
+		if seen[n] {
+			dups = append(dups, n)
+		}
+		seen[n] = true
+	}
+	if len(bad) > 0 {
+		t.errf(key, "bad node name %q (want [A-Za-z0-9_.-], starting with a letter or digit)", bad[0])
+	}
+	if len(dups) > 0 {
+		t.errf(key, "lists %s twice", CompressHostlist(dups))
+	}
+	if len(bad) > 0 || len(dups) > 0 {
+		return nil, false
+	}
+	return names, true
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs Debian's packages that sharq's tests and local cluster need:
+#   containerd, runc   run the jobs' containers
+#   busybox-static     the one binary in the small local image (no registry needed)
+#   util-linux         setpriv, to run commands as another user
+# Run as root. Installs nothing that is already there.
+set -euo pipefail
+need=()
+for p in containerd runc busybox-static util-linux; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: need root to install: ${need[*]}" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${need[*]} (Debian packages) ..." >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,91 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"sharq/api"
+)
+
+// listenUnix opens the client socket, replacing a stale one. The socket is
+// world-writable: the kernel tells us who connects.
+func listenUnix(path string) (*net.UnixListener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("socket %s: another sharqctld is serving it", path)
+	}
+	_ = os.Remove(path)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("socket %s: %w", path, err)
+	}
+	return l, nil
+}
+
+// serveClients accepts client connections until ctx ends.
+func (c *Controller) serveClients(ctx context.Context, l *net.UnixListener) error {
+	go func() { <-ctx.Done(); l.Close() }()
+	for {
+		conn, err := l.AcceptUnix()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		go c.serveClient(ctx, conn)
+	}
+}
+
+// requestTimeout bounds how long a client may take to send its request.
+const requestTimeout = 10 * time.Second
+
+// serveClient answers requests on one connection, one at a time.
+func (c *Controller) serveClient(ctx context.Context, conn *net.UnixConn) {
+	defer conn.Close()
+	id, err := peerIdentity(conn)
+	if err != nil {
+		c.log.Warn("client refused", "err", err)
+		return
+	}
+	dec := api.NewDecoder(conn)
+	for {
+		conn.SetReadDeadline(time.Now().Add(requestTimeout))
+		var req api.Request
+		err := dec.Decode(&req)
+		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				c.log.Warn("malformed request", "uid", id.UID, "err", err)
+				api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
+			}
+			return // the stream may be out of step after a bad message
+		}
+		conn.SetReadDeadline(time.Time{})
+		resp := c.handle(ctx, id, &req)
+		resp.V = api.Version
+		if err := api.Encode(conn, resp); err != nil {
+			return
+		}
+	}
+}

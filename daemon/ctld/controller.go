@@ -1,0 +1,188 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"sharq/conf"
+	"sharq/daemon/sched"
+	"sharq/spool"
+)
+
+// Options configure a Controller.
+type Options struct {
+	// ConfigPath is the TOML file; Reload reads it again.
+	ConfigPath string
+	Logger     *slog.Logger
+	// Spool overrides the bbolt spool under cluster.spool_dir (tests).
+	Spool spool.Spool
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Controller is sharqctld. Create it with New, then Run it.
+type Controller struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+	cfg  *conf.Config
+	// cfgText is the configuration file as it was loaded (sharqctl show config).
+	cfgText string
+	auth    authConfig
+	secret  []byte
+	sp      spool.Spool
+	core    *sched.Scheduler
+	met     *metrics
+
+	ops chan *op
+
+	// Everything below is owned by the loop goroutine.
+	jobs      map[string]*job
+	nodes     map[string]*node
+	nextSeq   uint64 // next job number to hand out
+	seqLimit  uint64 // first number not reserved in the spool
+	dirty     map[string]bool
+	outbox    []outMsg
+	release   []*op
+	waiters   map[string][]func(*job)
+	needPass  bool
+	startedAt time.Time
+	lastPurge time.Time
+	preempted map[string]int // per share, since start
+}
+
+// ErrConfig wraps configuration problems (the conf.Problems are inside).
+var ErrConfig = errors.New("configuration error")
+
+// New loads the configuration, opens the spool and restores every job from
+// it. It does not listen yet.
+func New(ctx context.Context, opts Options) (*Controller, error) {
+	cfg, err := conf.Load(opts.ConfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	c := &Controller{
+		opts:      opts,
+		log:       opts.Logger,
+		now:       opts.Now,
+		ops:       make(chan *op, 4096),
+		jobs:      map[string]*job{},
+		nodes:     map[string]*node{},
+		dirty:     map[string]bool{},
+		waiters:   map[string][]func(*job){},
+		preempted: map[string]int{},
+		met:       newMetrics(),
+	}
+	c.installConfig(cfg)
+	c.core, err = sched.New(cfg.Sched())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if cfg.Cluster.SecretFile != "" {
+		if c.secret, err = readSecret(cfg.Cluster.SecretFile); err != nil {
+			return nil, err
+		}
+	}
+	c.sp = opts.Spool
+	if c.sp == nil {
+		b, err := spool.Open(cfg.Cluster.SpoolDir, spool.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("open spool %s: %w", cfg.Cluster.SpoolDir, err)
+		}
+		c.sp = b
+	}
+	c.startedAt = c.now()
+	c.lastPurge = c.startedAt
+	if err := c.restore(ctx); err != nil {
+		c.sp.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// installConfig compiles the parts of cfg the controller checks on every
+// request (users, admins).
+func (c *Controller) installConfig(cfg *conf.Config) {
+	a, warnings := compileAuth(cfg)
+	for _, w := range warnings {
+		c.log.Warn("config", "file", cfg.File, "warning", w)
+	}
+	c.cfg, c.auth = cfg, a
+	if b, err := os.ReadFile(cfg.File); err == nil {
+		c.cfgText = string(b)
+	}
+}
+
+// readSecret reads the node secret; the file must be readable by its owner only.
+func readSecret(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("secret file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("secret file %s: mode %v is readable by others; chmod 600 it", path, st.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("secret file: %w", err)
+	}
+	if len(trimSpace(b)) == 0 {
+		return nil, fmt.Errorf("secret file %s is empty", path)
+	}
+	return trimSpace(b), nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// Run serves clients on the Unix socket, node daemons on the TCP address
+// and metrics (when configured) until ctx ends. It closes the spool on
+// return.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.sp.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	cl, err := listenUnix(c.cfg.Cluster.Socket)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	nl, err := c.listenNodes()
+	if err != nil {
+		return err
+	}
+	defer nl.Close()
+	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
+		"nodes", nl.Addr().String(), "jobs", len(c.jobs))
+
+	errc := make(chan error, 3)
+	go func() { errc <- c.serveClients(ctx, cl) }()
+	go func() { errc <- c.serveNodes(ctx, nl) }()
+	if addr := c.cfg.Cluster.Metrics; addr != "" {
+		ml, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("metrics listen %s: %w", addr, err)
+		}
+		defer ml.Close()
+		go func() { errc <- c.met.serve(ctx, ml) }()
+	}
+	loopErr := c.loop(ctx)
+	cancel()
+	return loopErr
+}

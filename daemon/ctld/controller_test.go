@@ -1,0 +1,215 @@
+package ctld
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+)
+
+const twoShares = `
+[[share]]
+name = "a"
+partition = "gpu"
+gpus = 4
+strategy = "LEND"
+users = ["*"]
+
+[[share]]
+name = "b"
+partition = "gpu"
+gpus = 4
+strategy = "LEND_AND_BORROW"
+borrow_limit = -1
+users = ["*"]
+`
+
+func TestJobLifecycleThroughNodeProtocol(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 2, nil)
+
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || len(st.GPUs) != 2 || st.Run != 0 || st.Image != "img" || st.Grace != 7*time.Second {
+		t.Fatalf("start order: %+v", st)
+	}
+	if got := tc.job(id); got.State != api.StateRunning || len(got.Allocs) != 1 || got.Allocs[0].Node != "n1" {
+		t.Fatalf("job after start: %+v", got)
+	}
+	n.report(id, 0, "running", 0)
+	n.report(id, 0, "exited", 3)
+	if rm := n.expect(api.MsgRemove); rm.Stop.JobID != id {
+		t.Fatalf("remove for %q, want %s", rm.Stop.JobID, id)
+	}
+	j := tc.waitState(id, api.StateFinished)
+	if j.ExitStatus == nil || *j.ExitStatus != 3 {
+		t.Fatalf("exit status %v, want 3", j.ExitStatus)
+	}
+	// A stale report (old run) is answered with a remove and changes nothing.
+	n.report(id, 5, "exited", 0)
+	n.expect(api.MsgRemove)
+	if j := tc.job(id); *j.ExitStatus != 3 {
+		t.Fatalf("stale report changed the job: %+v", j)
+	}
+}
+
+func TestCrossSharePreemptionThroughNodeProtocol(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	borrower := tc.submit("b", 8, nil)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != borrower || len(st.GPUs) != 8 {
+		t.Fatalf("borrower start: %+v", st)
+	}
+	owner := tc.submit("a", 4, nil)
+	stop := n.expect(api.MsgStop).Stop
+	if stop.JobID != borrower || stop.Reason != "preempted" || stop.Grace != 7*time.Second {
+		t.Fatalf("stop order: %+v", stop)
+	}
+	if j := tc.job(owner); j.State != api.StateQueued || j.Reason != "WaitingForPreemption" {
+		t.Fatalf("owner while victim exits: state %s reason %q", j.State, j.Reason)
+	}
+	n.quiet(200 * time.Millisecond) // no start before the victim has exited
+	n.report(borrower, 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != owner || len(st.GPUs) != 4 {
+		t.Fatalf("owner start: %+v", st)
+	}
+	j := tc.job(borrower)
+	if j.State != api.StateQueued || j.Preemptions != 1 || j.ExitStatus != nil {
+		t.Fatalf("borrower after preemption: state %s preemptions %d exit %v", j.State, j.Preemptions, j.ExitStatus)
+	}
+	// The borrower needs all 8 GPUs again: it restarts once the owner is done.
+	n.quiet(200 * time.Millisecond)
+	n.report(owner, 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != borrower || st.Run != 1 || st.Job.Preemptions != 1 || len(st.GPUs) != 8 {
+		t.Fatalf("borrower restart: %+v", st)
+	}
+}
+
+func TestRestartKeepsJobsAndReconciles(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("b", 4, nil)
+	n.expect(api.MsgStart)
+	queued := tc.submit("b", 8, nil)
+	tc.restart()
+
+	if j := tc.job(running); j.State != api.StateRunning {
+		t.Fatalf("running job after restart: %s", j.State)
+	}
+	if j := tc.job(queued); j.State != api.StateQueued {
+		t.Fatalf("queued job after restart: %s", j.State)
+	}
+	// The node comes back still running the job: nothing is started twice.
+	n2 := tc.attachNode("n1", api.RunningJob{JobID: running, Run: 0})
+	n2.quiet(300 * time.Millisecond)
+	n2.report(running, 0, "exited", 0)
+	n2.expect(api.MsgRemove)
+	if st := n2.expect(api.MsgStart).Start; st.Job.ID != queued {
+		t.Fatalf("after the exit the queued job starts, got %+v", st)
+	}
+	// Ids are never reused after a restart.
+	if next := tc.submit("a", 1, nil); next <= queued && len(next) == len(queued) {
+		t.Fatalf("id %s reused or lower than %s", next, queued)
+	}
+}
+
+func TestNodeLosesJobIsRequeued(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 2, nil)
+	n.expect(api.MsgStart)
+	n.conn.Close()
+	// The node restarts without the container (it was never created).
+	n2 := tc.attachNode("n1")
+	st := n2.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Run != 1 {
+		t.Fatalf("restart after loss: %+v", st)
+	}
+}
+
+func TestNodeTimeoutRequeues(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8", "n2:8"}, twoShares)
+	n1 := tc.attachNode("n1")
+	id := tc.submit("a", 4, nil)
+	n1.expect(api.MsgStart)
+	n2 := tc.attachNode("n2")
+	// n1 goes silent (no heartbeats) while n2 keeps beating.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n2.send(api.NodeMsg{Type: api.MsgHeartbeat})
+		select {
+		case m := <-n2.msgs:
+			if m.Type != api.MsgStart || m.Start.Job.ID != id || m.Start.Run != 1 {
+				t.Fatalf("n2 got %+v", m)
+			}
+			if j := tc.job(id); j.Preemptions != 1 {
+				t.Fatalf("node loss counts as a preemption: %d", j.Preemptions)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("job never moved to n2")
+		}
+	}
+}
+
+func TestReloadWithBadFileKeepsConfig(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	good, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(good), `strategy = "LEND"`, `strategy = "SHARE_EVERYTHING"`, 1)
+	if err := os.WriteFile(tc.conf, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp := tc.call(api.Request{Op: api.OpReconfigure})
+	if resp.Error == nil || resp.Error.Code != api.CodeConfig || !strings.Contains(resp.Error.Message, "cluster.toml:") ||
+		!strings.Contains(resp.Error.Message, "SHARE_EVERYTHING") {
+		t.Fatalf("bad reload answer: %+v", resp.Error)
+	}
+	shares := tc.call(api.Request{Op: api.OpShares}).Shares
+	if len(shares) != 2 || shares[0].Strategy != "LEND" {
+		t.Fatalf("old config not in force: %+v", shares)
+	}
+	// A good file with a third share is taken.
+	more := string(good) + "\n[[share]]\nname = \"c\"\npartition = \"gpu\"\ngpus = 0\nstrategy = \"LEND_AND_BORROW\"\nusers = [\"*\"]\n"
+	if err := os.WriteFile(tc.conf, []byte(more), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if resp := tc.call(api.Request{Op: api.OpReconfigure}); resp.Error != nil {
+		t.Fatalf("good reload: %v", resp.Error)
+	}
+	if shares := tc.call(api.Request{Op: api.OpShares}).Shares; len(shares) != 3 {
+		t.Fatalf("new share missing: %+v", shares)
+	}
+}
+
+func TestMalformedRequestKeepsServing(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	cases := []struct {
+		name, line string
+	}{
+		{"not json", "hello\n"},
+		{"wrong version", `{"v":99,"op":"stat"}` + "\n"},
+		{"unknown op", `{"v":1,"op":"explode"}` + "\n"},
+		{"submit without job", `{"v":1,"op":"submit"}` + "\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			resp := rawCall(t, tc.sock, c.line)
+			if resp.Error == nil || resp.Error.Code != api.CodeBadRequest {
+				t.Fatalf("answer %+v", resp)
+			}
+		})
+	}
+	if resp := tc.call(api.Request{Op: api.OpShares}); resp.Error != nil {
+		t.Fatalf("controller stopped serving: %v", resp.Error)
+	}
+}

@@ -1,0 +1,277 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+)
+
+// testCluster is an in-process controller with a real spool, a real Unix
+// socket and a real TCP node listener.
+type testCluster struct {
+	t      *testing.T
+	dir    string
+	conf   string
+	sock   string
+	listen string
+	cancel context.CancelFunc
+	done   chan error
+	ctl    *Controller
+}
+
+const testSecret = "s3cret-for-tests"
+
+// clusterTOML is a config with one partition of the given nodes ("n1:8").
+func clusterTOML(dir, listen string, nodes []string, shares string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `[cluster]
+name = "t"
+spool_dir = %q
+socket = %q
+listen = %q
+secret_file = %q
+heartbeat_interval = "1s"
+node_timeout = "3s"
+checkpoint_root = %q
+
+[[partition]]
+name = "gpu"
+nodes = %q
+default_image = "img"
+preempt_grace = "7s"
+max_walltime = "1h"
+`, filepath.Join(dir, "spool"), filepath.Join(dir, "s.sock"), listen, filepath.Join(dir, "secret"),
+		filepath.Join(dir, "ckpt"), nodeNames(nodes))
+	for _, n := range nodes {
+		name, gpus, _ := strings.Cut(n, ":")
+		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = %s\n", name, gpus)
+	}
+	b.WriteString(shares)
+	return b.String()
+}
+
+func nodeNames(nodes []string) string {
+	var names []string
+	for _, n := range nodes {
+		name, _, _ := strings.Cut(n, ":")
+		names = append(names, name)
+	}
+	return strings.Join(names, ",")
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func newTestCluster(t *testing.T, nodes []string, shares string) *testCluster {
+	t.Helper()
+	dir := t.TempDir()
+	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t)}
+	tc.sock = filepath.Join(dir, "s.sock")
+	tc.conf = filepath.Join(dir, "cluster.toml")
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(testSecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tc.conf, []byte(clusterTOML(dir, tc.listen, nodes, shares)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.start()
+	t.Cleanup(tc.stop)
+	return tc
+}
+
+func (tc *testCluster) start() {
+	tc.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log})
+	if err != nil {
+		cancel()
+		tc.t.Fatalf("New: %v", err)
+	}
+	tc.ctl, tc.cancel, tc.done = c, cancel, make(chan error, 1)
+	go func() { tc.done <- c.Run(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if conn, err := net.Dial("unix", tc.sock); err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatal("controller socket never appeared")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends the controller (like a crash as far as the spool is concerned:
+// nothing is written on the way out).
+func (tc *testCluster) stop() {
+	if tc.cancel == nil {
+		return
+	}
+	tc.cancel()
+	if err := <-tc.done; err != nil {
+		tc.t.Errorf("controller Run: %v", err)
+	}
+	tc.cancel = nil
+}
+
+func (tc *testCluster) restart() {
+	tc.stop()
+	tc.start()
+}
+
+// call sends one request as this process (root: an admin).
+func (tc *testCluster) call(req api.Request) *api.Response {
+	tc.t.Helper()
+	conn, err := net.Dial("unix", tc.sock)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	defer conn.Close()
+	req.V = api.Version
+	if err := api.Encode(conn, req); err != nil {
+		tc.t.Fatal(err)
+	}
+	var resp api.Response
+	if err := api.NewDecoderLimit(conn, 1<<30).Decode(&resp); err != nil {
+		tc.t.Fatal(err)
+	}
+	return &resp
+}
+
+// submitAs submits a job; tests run as root, which may not submit jobs, so
+// the controller's identity check is bypassed with a fixed identity.
+func (tc *testCluster) submit(share string, gpus int, prio *int) string {
+	tc.t.Helper()
+	id := Identity{UID: 1000, GID: 1000, User: "alice"}
+	var jobID string
+	var e *api.Error
+	spec := &api.SubmitSpec{Job: api.Job{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}}, Priority: prio}
+	if err := tc.ctl.do(context.Background(), func() { jobID, e = tc.ctl.submit(id, spec) }); err != nil {
+		tc.t.Fatal(err)
+	}
+	if e != nil {
+		tc.t.Fatalf("submit: %v", e)
+	}
+	return jobID
+}
+
+func (tc *testCluster) job(id string) api.Job {
+	tc.t.Helper()
+	resp := tc.call(api.Request{Op: api.OpStat, Stat: &api.StatFilter{IDs: []string{id}, Full: true}})
+	if resp.Error != nil || len(resp.Jobs) != 1 {
+		tc.t.Fatalf("stat %s: %v %d", id, resp.Error, len(resp.Jobs))
+	}
+	return resp.Jobs[0]
+}
+
+// scriptedNode speaks the real node protocol over TCP, as sharqd does.
+type scriptedNode struct {
+	t    *testing.T
+	name string
+	conn net.Conn
+	dec  *api.Decoder
+	msgs chan api.NodeMsg
+}
+
+func (tc *testCluster) attachNode(name string, running ...api.RunningJob) *scriptedNode {
+	tc.t.Helper()
+	conn, err := net.Dial("tcp", tc.listen)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100)}
+	tc.t.Cleanup(func() { conn.Close() })
+	n.send(api.NodeMsg{Type: api.MsgHello, Node: name, Secret: testSecret, Running: running,
+		Inventory: &api.Inventory{Source: "config", CPUs: 8}})
+	var w api.NodeMsg
+	if err := n.dec.Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error != "" {
+		tc.t.Fatalf("welcome: %v %+v", err, w)
+	}
+	go func() {
+		defer close(n.msgs)
+		for {
+			var m api.NodeMsg
+			if err := n.dec.Decode(&m); err != nil {
+				return
+			}
+			n.msgs <- m
+		}
+	}()
+	return n
+}
+
+func (n *scriptedNode) send(m api.NodeMsg) {
+	n.t.Helper()
+	m.V = api.Version
+	if err := api.Encode(n.conn, m); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// expect waits for the next message of type typ, skipping none.
+func (n *scriptedNode) expect(typ api.NodeMsgType) api.NodeMsg {
+	n.t.Helper()
+	select {
+	case m, ok := <-n.msgs:
+		if !ok {
+			n.t.Fatalf("node %s: connection closed, want %s", n.name, typ)
+		}
+		if m.Type != typ {
+			n.t.Fatalf("node %s: got %s %+v, want %s", n.name, m.Type, m, typ)
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		n.t.Fatalf("node %s: no %s message", n.name, typ)
+	}
+	return api.NodeMsg{}
+}
+
+// quiet checks that no message arrives for a while.
+func (n *scriptedNode) quiet(d time.Duration) {
+	n.t.Helper()
+	select {
+	case m := <-n.msgs:
+		n.t.Fatalf("node %s: unexpected %s %+v", n.name, m.Type, m)
+	case <-time.After(d):
+	}
+}
+
+func (n *scriptedNode) report(jobID string, run int, state string, status int) {
+	n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{JobID: jobID, Run: run, State: state, ExitStatus: status, Time: time.Now()}})
+}
+
+func (tc *testCluster) waitState(id string, st api.State) api.Job {
+	tc.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		j := tc.job(id)
+		if j.State == st {
+			return j
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("job %s: state %s (reason %q), want %s", id, j.State, j.Reason, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,155 @@
+package ctld
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"sharq/api"
+	"sharq/daemon/sched"
+	"sharq/spool"
+)
+
+// job is the controller's view of one job: its record plus what only
+// matters while it runs.
+type job struct {
+	api.Job
+	// parts tracks the nodes of a running job: exited and exit status.
+	parts map[string]*part
+	// stopping says why a stop was sent ("deleted", "preempted"), "" if none.
+	stopping      string
+	startFailures int
+}
+
+type part struct {
+	exited bool
+	status int
+	err    string
+}
+
+// record encodes the job for the spool.
+func (j *job) record() (spool.Record, error) {
+	b, err := json.Marshal(&j.Job)
+	if err != nil {
+		return spool.Record{}, err
+	}
+	r := spool.Record{ID: j.ID, Data: b}
+	if j.State == api.StateFinished {
+		r.Finished = j.EndTime
+	}
+	return r, nil
+}
+
+// decodeJob reads a spool record.
+func decodeJob(r spool.Record) (*job, error) {
+	j := &job{}
+	if err := json.Unmarshal(r.Data, &j.Job); err != nil {
+		return nil, fmt.Errorf("job %s: corrupt spool record: %w", r.ID, err)
+	}
+	return j, nil
+}
+
+func (j *job) history(now time.Time, what string) {
+	j.History = append(j.History, api.HistoryEntry{Time: now, State: j.State, What: what})
+	const maxHistory = 200
+	if len(j.History) > maxHistory {
+		j.History = slices.Delete(j.History, 1, len(j.History)-maxHistory+1)
+	}
+}
+
+func (j *job) finished() bool { return j.State == api.StateFinished }
+
+func (j *job) running() bool { return j.State == api.StateRunning || j.State == api.StateExiting }
+
+// schedJob is the job as the scheduling core sees it.
+func (j *job) schedJob(cluster string) (sched.Job, error) {
+	sj := sched.Job{
+		ID:          sched.JobID(j.ID),
+		Share:       j.Share,
+		Priority:    j.Priority,
+		Seq:         j.Seq,
+		Submit:      j.SubmitTime,
+		Nodes:       max(j.Resources.Nodes, 1),
+		GPUsPerNode: j.Resources.GPUsPerNode,
+		CPUsPerNode: j.Resources.CPUsPerNode,
+		MemPerNode:  j.Resources.MemPerNode,
+		NotBefore:   j.NotBefore,
+		Preemptions: j.Preemptions,
+		Hold:        holdBits(j.Hold),
+	}
+	for _, d := range j.Deps {
+		t, err := sched.ParseDepType(d.Type)
+		if err != nil {
+			return sj, err
+		}
+		sj.Deps = append(sj.Deps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+	}
+	if j.ArrayIndices != "" {
+		idx, err := parseArrayIndices(j.ArrayIndices)
+		if err != nil {
+			return sj, err
+		}
+		sj.Array = &sched.Array{Indices: idx, MaxRunning: j.ArrayMax}
+	}
+	return sj, nil
+}
+
+// holdBits maps PBS hold letters to the core's bits.
+func holdBits(h string) sched.Hold {
+	var b sched.Hold
+	if strings.Contains(h, "u") {
+		b |= sched.HoldUser
+	}
+	if strings.Contains(h, "o") {
+		b |= sched.HoldAdmin
+	}
+	if strings.Contains(h, "s") {
+		b |= sched.HoldSystem
+	}
+	return b
+}
+
+func holdLetters(b sched.Hold) string {
+	var s string
+	if b&sched.HoldUser != 0 {
+		s += "u"
+	}
+	if b&sched.HoldAdmin != 0 {
+		s += "o"
+	}
+	if b&sched.HoldSystem != 0 {
+		s += "s"
+	}
+	return s
+}
+
+// pendingState is the PBS letter for a pending job with this reason.
+func pendingState(j *job, r sched.Reason) api.State {
+	switch {
+	case j.Hold != "" || r == sched.ReasonHeld || r == sched.ReasonNeverFits:
+		return api.StateHeld
+	case r == sched.ReasonBeginTime:
+		return api.StateWaiting
+	}
+	return api.StateQueued
+}
+
+// exitStatus combines the parts' statuses: the first node's, unless it
+// succeeded and another node failed.
+func (j *job) exitStatus() int {
+	st := 0
+	for i, a := range j.Allocs {
+		p := j.parts[a.Node]
+		if p == nil {
+			continue
+		}
+		if i == 0 {
+			st = p.status
+		} else if st == 0 && p.status != 0 {
+			st = p.status
+		}
+	}
+	return st
+}

@@ -1,0 +1,198 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sharq/api"
+	"sharq/spool"
+)
+
+// op is one unit of work for the loop. fn runs on the loop goroutine; done
+// is closed once fn's effects are durable in the spool, unless fn set hold
+// (qsub -W block), in which case the loop closes it later.
+type op struct {
+	fn   func()
+	done chan struct{}
+	hold bool
+}
+
+// outMsg is a message to a node daemon, sent after the spool write.
+type outMsg struct {
+	node string
+	msg  api.NodeMsg
+}
+
+const maxBatch = 8192
+
+// do runs fn on the loop and waits until its effects are durable.
+func (c *Controller) do(ctx context.Context, fn func()) error {
+	o := &op{fn: fn, done: make(chan struct{})}
+	select {
+	case c.ops <- o:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-o.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// post queues fn without waiting (node messages).
+func (c *Controller) post(ctx context.Context, fn func()) {
+	select {
+	case c.ops <- &op{fn: fn}:
+	case <-ctx.Done():
+	}
+}
+
+// loop owns all state. Each turn applies a batch of operations, runs a
+// scheduling pass when something changed, writes the changed jobs in one
+// synced transaction, and then answers and sends orders.
+func (c *Controller) loop(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	c.needPass = true
+	for {
+		if err := c.turn(ctx); err != nil {
+			return err
+		}
+		var batch []*op
+		select {
+		case <-ctx.Done():
+			return nil
+		case o := <-c.ops:
+			batch = append(batch, o)
+		case <-tick.C:
+			c.tick()
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case o := <-c.ops:
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		for _, o := range batch {
+			if o.fn != nil {
+				o.fn()
+			}
+			if o.done != nil && !o.hold {
+				c.release = append(c.release, o)
+			}
+		}
+	}
+}
+
+// turn runs the pass and flushes. A spool failure is fatal: the controller
+// stops rather than acknowledge what it could not persist; a restart
+// recovers from the spool.
+func (c *Controller) turn(ctx context.Context) error {
+	if c.needPass {
+		c.pass()
+	}
+	if err := c.flush(ctx); err != nil {
+		for _, o := range c.release {
+			close(o.done)
+		}
+		c.release = nil
+		return fmt.Errorf("spool write failed, stopping: %w", err)
+	}
+	return nil
+}
+
+// flush persists dirty jobs, then releases answers and sends node orders.
+func (c *Controller) flush(ctx context.Context) error {
+	if len(c.dirty) > 0 {
+		recs := make([]spool.Record, 0, len(c.dirty))
+		for id := range c.dirty {
+			j, ok := c.jobs[id]
+			if !ok {
+				continue
+			}
+			rec, err := j.record()
+			if err != nil {
+				return fmt.Errorf("job %s: %w", id, err)
+			}
+			recs = append(recs, rec)
+		}
+		start := time.Now()
+		if err := c.sp.Put(ctx, recs...); err != nil {
+			return err
+		}
+		c.met.spoolWrite.Observe(time.Since(start).Seconds())
+		clear(c.dirty)
+	}
+	for _, o := range c.release {
+		close(o.done)
+	}
+	c.release = c.release[:0]
+	for _, m := range c.outbox {
+		if n := c.nodes[m.node]; n != nil && n.conn != nil {
+			n.conn.send(m.msg)
+		}
+	}
+	c.outbox = c.outbox[:0]
+	return nil
+}
+
+// tick handles time: node heartbeats, begin times, history purge.
+func (c *Controller) tick() {
+	now := c.now()
+	c.checkNodes(now)
+	if c.hasBeginWaiters(now) {
+		c.needPass = true
+	}
+	if now.Sub(c.lastPurge) > time.Hour {
+		c.purge(now)
+	}
+}
+
+func (c *Controller) markDirty(id string) { c.dirty[id] = true }
+
+func (c *Controller) sendNode(node string, m api.NodeMsg) {
+	m.V = api.Version
+	c.outbox = append(c.outbox, outMsg{node: node, msg: m})
+}
+
+// bgctx is the context of spool calls made from the loop itself.
+var bgctx = context.Background()
+
+// hasBeginWaiters reports whether a job's qsub -a time has come.
+func (c *Controller) hasBeginWaiters(now time.Time) bool {
+	for _, j := range c.jobs {
+		if j.State == api.StateWaiting && !now.Before(j.NotBefore) {
+			return true
+		}
+	}
+	return false
+}
+
+// purge drops finished jobs older than the configured history.
+func (c *Controller) purge(now time.Time) {
+	c.lastPurge = now
+	keep := c.cfg.Cluster.History
+	if keep <= 0 {
+		return
+	}
+	before := now.Add(-keep)
+	n, err := c.sp.Purge(bgctx, before)
+	if err != nil {
+		c.log.Error("purge history", "err", err)
+		return
+	}
+	for id, j := range c.jobs {
+		if j.finished() && j.EndTime.Before(before) {
+			delete(c.jobs, id)
+		}
+	}
+	if n > 0 {
+		c.log.Info("purged finished jobs", "count", n, "older_than", keep)
+	}
+}

@@ -1,0 +1,80 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the controller's Prometheus series, on their own registry.
+type metrics struct {
+	reg          *prometheus.Registry
+	quota        *prometheus.GaugeVec
+	inUse        *prometheus.GaugeVec
+	borrowed     *prometheus.GaugeVec
+	lent         *prometheus.GaugeVec
+	pending      *prometheus.GaugeVec
+	running      *prometheus.GaugeVec
+	preemptions  *prometheus.CounterVec
+	submitted    prometheus.Counter
+	passSeconds  prometheus.Histogram
+	spoolWrite   prometheus.Histogram
+	startLatency prometheus.Histogram
+}
+
+func newMetrics() *metrics {
+	share := []string{"share"}
+	gv := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: name, Help: help}, share)
+	}
+	m := &metrics{
+		reg:      prometheus.NewRegistry(),
+		quota:    gv("share_quota_gpus", "GPUs guaranteed to the share."),
+		inUse:    gv("share_used_gpus", "GPUs held by the share's jobs."),
+		borrowed: gv("share_borrowed_gpus", "GPUs the share uses beyond its quota."),
+		lent:     gv("share_lent_gpus", "The share's idle quota that other shares use."),
+		pending:  gv("share_pending_jobs", "Pending jobs of the share."),
+		running:  gv("share_running_jobs", "Running jobs of the share."),
+		preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sharq", Name: "preemptions_total",
+			Help: "Jobs preempted, by the victim's share and kind (cross_share, in_share)."}, []string{"share", "kind"}),
+		submitted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "jobs_submitted_total", Help: "Jobs accepted."}),
+		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "schedule_pass_seconds",
+			Help: "Duration of one scheduling pass.", Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),
+		spoolWrite: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "spool_write_seconds",
+			Help: "Duration of one synced spool write (a batch of changes).", Buckets: prometheus.ExponentialBuckets(1e-4, 4, 8)}),
+		startLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "submit_to_start_seconds",
+			Help: "Time from submission to (each) start of a job.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 12)}),
+	}
+	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.preemptions, m.submitted,
+		m.passSeconds, m.spoolWrite, m.startLatency,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// updateShareMetrics copies the core's per-share standing into the gauges.
+func (c *Controller) updateShareMetrics() {
+	for _, u := range c.core.Shares() {
+		c.met.quota.WithLabelValues(u.Share).Set(float64(u.Quota))
+		c.met.inUse.WithLabelValues(u.Share).Set(float64(u.InUse))
+		c.met.borrowed.WithLabelValues(u.Share).Set(float64(u.Borrowed))
+		c.met.lent.WithLabelValues(u.Share).Set(float64(u.Lent))
+		c.met.pending.WithLabelValues(u.Share).Set(float64(u.Pending))
+		c.met.running.WithLabelValues(u.Share).Set(float64(u.Running))
+	}
+}
+
+func (m *metrics) serve(ctx context.Context, l net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,400 @@
+package ctld
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"sharq/api"
+	"sharq/daemon/sched"
+	"sharq/runtime/gpu"
+)
+
+// node is the controller's view of a node daemon.
+type node struct {
+	name      string
+	conn      *nodeConn // nil while disconnected
+	up        bool
+	lastSeen  time.Time
+	inventory *api.Inventory
+	problems  []string
+	// deadline: a node not heard from by then is marked down (its jobs requeued).
+	deadline time.Time
+}
+
+// nodeConn is one connection from a sharqd; writes go through a buffered
+// channel so the loop never blocks on a slow node.
+type nodeConn struct {
+	name string
+	c    net.Conn
+	out  chan api.NodeMsg
+	once sync.Once
+}
+
+func (nc *nodeConn) send(m api.NodeMsg) {
+	select {
+	case nc.out <- m:
+	default:
+		// A node that cannot keep up is disconnected; it reconnects and
+		// reconciles from its hello.
+		nc.close()
+	}
+}
+
+func (nc *nodeConn) close() { nc.once.Do(func() { nc.c.Close() }) }
+
+func (nc *nodeConn) writer() {
+	for m := range nc.out {
+		nc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+		if err := api.Encode(nc.c, m); err != nil {
+			nc.close()
+			for range nc.out {
+			}
+			return
+		}
+	}
+}
+
+// listenNodes opens the node daemons' TCP address, with mutual TLS when the
+// configuration gives certificates.
+func (c *Controller) listenNodes() (net.Listener, error) {
+	cl := c.cfg.Cluster
+	l, err := net.Listen("tcp", cl.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen for nodes on %s: %w", cl.Listen, err)
+	}
+	if cl.TLSCert == "" {
+		return l, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cl.TLSCert, cl.TLSKey)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("node TLS: %w", err)
+	}
+	caPEM, err := os.ReadFile(cl.TLSCA)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("node TLS CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		l.Close()
+		return nil, fmt.Errorf("node TLS CA %s: no certificate found", cl.TLSCA)
+	}
+	return tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13}), nil
+}
+
+func (c *Controller) serveNodes(ctx context.Context, l net.Listener) error {
+	go func() { <-ctx.Done(); l.Close() }()
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("accept node: %w", err)
+		}
+		go c.serveNode(ctx, conn)
+	}
+}
+
+// ErrNodeRefused is why a node connection was closed at hello.
+var ErrNodeRefused = errors.New("node refused")
+
+func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
+	defer conn.Close()
+	dec := api.NewDecoder(conn)
+	conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	var hello api.NodeMsg
+	if err := dec.Decode(&hello); err != nil || hello.Type != api.MsgHello {
+		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
+		return
+	}
+	nc := &nodeConn{name: hello.Node, c: conn, out: make(chan api.NodeMsg, 4096)}
+	go nc.writer()
+	defer close(nc.out)
+	var refused error
+	if err := c.do(ctx, func() { refused = c.nodeHello(nc, &hello) }); err != nil {
+		return
+	}
+	if refused != nil {
+		c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "err", refused)
+		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error()})
+		return
+	}
+	defer c.post(context.Background(), func() { c.nodeGone(nc) })
+	for {
+		conn.SetReadDeadline(time.Now().Add(c.nodeTimeout()))
+		var m api.NodeMsg
+		if err := dec.Decode(&m); err != nil {
+			if ctx.Err() == nil {
+				c.log.Info("node disconnected", "node", nc.name, "err", err)
+			}
+			return
+		}
+		c.post(ctx, func() { c.nodeMessage(nc, &m) })
+	}
+}
+
+func (c *Controller) nodeTimeout() time.Duration {
+	if t := c.cfg.Cluster.NodeTimeout; t > 0 {
+		return t
+	}
+	return 30 * time.Second
+}
+
+// nodeHello authenticates a node and reconciles what it runs with what the
+// controller believes: jobs it still runs for their current run are kept;
+// any other container is stopped; jobs it should run but does not are
+// requeued. Runs on the loop.
+func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
+	if h.V != api.Version {
+		return fmt.Errorf("%w: protocol version %d, want %d", ErrNodeRefused, h.V, api.Version)
+	}
+	if len(c.secret) > 0 && subtle.ConstantTimeCompare([]byte(h.Secret), c.secret) != 1 {
+		return fmt.Errorf("%w: bad secret", ErrNodeRefused)
+	}
+	cn := c.cfg.Node(h.Node)
+	if cn == nil {
+		return fmt.Errorf("%w: node %q is not in the configuration", ErrNodeRefused, h.Node)
+	}
+	now := c.now()
+	n := c.node(h.Node)
+	if n.conn != nil && n.conn != nc {
+		n.conn.close()
+	}
+	n.conn, n.lastSeen, n.inventory = nc, now, h.Inventory
+	n.problems = nil
+	gpus := cn.GPUs
+	if h.Inventory != nil {
+		n.problems = gpu.Compare(cn.GPUs, h.Inventory.GPUs)
+		if len(n.problems) > 0 {
+			c.log.Warn("node inventory disagrees with the configuration", "node", h.Node, "problems", n.problems)
+		}
+		if h.Inventory.Source == "nvml" && len(h.Inventory.GPUs) < gpus {
+			gpus = len(h.Inventory.GPUs)
+		}
+	}
+	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now})
+
+	has := map[string]api.RunningJob{}
+	for _, r := range h.Running {
+		has[r.JobID] = r
+		j := c.jobs[r.JobID]
+		if j == nil || !j.running() || j.parts[h.Node] == nil || r.Run != j.Runs-1 {
+			// Not a run we know of on this node: stop it; its exit is then
+			// answered with a remove.
+			if !r.Exited {
+				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgStop, Stop: &api.StopOrder{JobID: r.JobID, Reason: "unknown to the controller"}})
+			} else {
+				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: r.JobID}})
+			}
+			continue
+		}
+		if r.Exited {
+			c.partExited(j, h.Node, r.ExitStatus, "", now)
+		} else if j.stopping != "" {
+			c.stopJob(j, j.stopping) // a stop may have been lost with the old connection
+		}
+	}
+	for _, j := range c.jobs {
+		if !j.running() || j.parts[h.Node] == nil || j.parts[h.Node].exited {
+			continue
+		}
+		if _, ok := has[j.ID]; !ok {
+			c.log.Warn("node no longer runs a job it was given: requeued", "node", h.Node, "job", j.ID)
+			c.lostJob(j, now, "lost by node "+h.Node)
+		}
+	}
+	if !n.up {
+		if err := c.core.Apply(sched.NodeUp{Node: h.Node, GPUs: gpus}); err != nil {
+			c.log.Error("node up", "node", h.Node, "err", err)
+		}
+		n.up = true
+		c.log.Info("node up", "node", h.Node, "gpus", gpus)
+	}
+	c.needPass = true
+	return nil
+}
+
+func (c *Controller) node(name string) *node {
+	n := c.nodes[name]
+	if n == nil {
+		n = &node{name: name}
+		c.nodes[name] = n
+	}
+	return n
+}
+
+// nodeGone: the connection closed; the node stays up until its timeout.
+func (c *Controller) nodeGone(nc *nodeConn) {
+	if n := c.nodes[nc.name]; n != nil && n.conn == nc {
+		n.conn = nil
+	}
+}
+
+func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
+	n := c.nodes[nc.name]
+	if n == nil || n.conn != nc {
+		return // superseded connection
+	}
+	now := c.now()
+	n.lastSeen = now
+	if m.Type != api.MsgJobState || m.JobState == nil {
+		return
+	}
+	s := m.JobState
+	j := c.jobs[s.JobID]
+	if j == nil || !j.running() || j.parts[nc.name] == nil || s.Run != j.Runs-1 {
+		if s.State != "running" {
+			c.sendNode(nc.name, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: s.JobID}})
+		}
+		return
+	}
+	switch s.State {
+	case "running":
+		j.history(s.Time, "running on "+nc.name)
+		c.markDirty(j.ID)
+	case "exited":
+		c.partExited(j, nc.name, s.ExitStatus, s.Error, now)
+	case "failed":
+		c.startFailed(j, nc.name, s.Error, now)
+	}
+}
+
+// partExited records that one node's part of j exited. When all parts have,
+// the core learns of the exit; the node removes the container once the
+// record is durable.
+func (c *Controller) partExited(j *job, nodeName string, status int, errText string, now time.Time) {
+	p := j.parts[nodeName]
+	if p == nil || p.exited {
+		return
+	}
+	p.exited, p.status, p.err = true, status, errText
+	what := fmt.Sprintf("exited on %s with status %d", nodeName, status)
+	if errText != "" {
+		what += " (" + errText + ")"
+	}
+	j.history(now, what)
+	c.markDirty(j.ID)
+	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
+	if status != 0 && j.stopping == "" {
+		c.stopJob(j, "another node of the job failed")
+	}
+	for _, q := range j.parts {
+		if !q.exited {
+			return
+		}
+	}
+	st := j.exitStatus()
+	if j.stopping != "preempted" {
+		j.ExitStatus = &st
+		if errText != "" {
+			j.Reason = errText
+		}
+	}
+	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
+		c.log.Error("exit", "job", j.ID, "err", err)
+	}
+	c.needPass = true
+}
+
+// maxStartFailures: a job whose start fails this often fails.
+const maxStartFailures = 3
+
+// startFailed: the node could not start j (bad image, missing directory...).
+func (c *Controller) startFailed(j *job, nodeName, errText string, now time.Time) {
+	j.startFailures++
+	j.history(now, fmt.Sprintf("could not start on %s: %s", nodeName, errText))
+	c.markDirty(j.ID)
+	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
+	others := slices.ContainsFunc(j.Allocs, func(a api.Alloc) bool { return a.Node != nodeName })
+	if others {
+		c.stopJob(j, "another node of the job failed to start it")
+	}
+	if j.startFailures >= maxStartFailures {
+		st := -1
+		j.ExitStatus, j.Reason = &st, "StartFailed: "+errText
+		j.stopping = ""
+		for _, p := range j.parts {
+			p.exited = true
+		}
+		if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
+			c.log.Error("start failure", "job", j.ID, "err", err)
+		}
+	} else {
+		c.lostJob(j, now, "start failed")
+	}
+	c.needPass = true
+}
+
+// lostJob puts a job whose run vanished back in the queue, without counting
+// a preemption.
+func (c *Controller) lostJob(j *job, now time.Time, why string) {
+	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID)}); err != nil {
+		c.log.Error("requeue", "job", j.ID, "err", err)
+		return
+	}
+	c.accountRun(j, now)
+	j.State, j.Allocs, j.parts, j.stopping, j.Reason = api.StateQueued, nil, nil, "", ""
+	j.history(now, "requeued: "+why)
+	c.markDirty(j.ID)
+	c.needPass = true
+}
+
+// checkNodes marks silent nodes down; the core requeues their jobs.
+func (c *Controller) checkNodes(now time.Time) {
+	timeout := c.nodeTimeout()
+	for _, cn := range c.cfg.Nodes {
+		n := c.node(cn.Name)
+		switch {
+		case n.up && now.Sub(n.lastSeen) > timeout:
+			c.log.Warn("node silent: marked down, its jobs requeued", "node", n.name, "silent", now.Sub(n.lastSeen).Round(time.Second))
+		case !n.up && !n.deadline.IsZero() && now.After(n.deadline):
+			c.log.Warn("node did not come back after the controller restarted: its jobs requeued", "node", n.name)
+		default:
+			continue
+		}
+		n.up, n.deadline = false, time.Time{}
+		if n.conn != nil {
+			n.conn.close()
+			n.conn = nil
+		}
+		if err := c.core.Apply(sched.NodeDown{Node: n.name}); err != nil {
+			c.log.Error("node down", "node", n.name, "err", err)
+		}
+		c.needPass = true
+	}
+}
+
+// nodeStatus is sharqctl show nodes.
+func (c *Controller) nodeStatus() []api.NodeStatus {
+	var out []api.NodeStatus
+	for _, ni := range c.core.Nodes() {
+		st := api.NodeStatus{Name: ni.Name, Partition: ni.Partition, GPUs: ni.GPUs, UsedGPUs: ni.UsedGPUs, State: "down"}
+		if ni.Up {
+			st.State = "up"
+		}
+		if ni.Drained {
+			st.State = "drained"
+		}
+		if n := c.nodes[ni.Name]; n != nil {
+			st.Inventory, st.Problems, st.LastSeen = n.inventory, n.problems, n.lastSeen
+		}
+		out = append(out, st)
+	}
+	return out
+}

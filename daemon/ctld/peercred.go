@@ -1,0 +1,89 @@
+package ctld
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os/user"
+	"strconv"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Identity is who is on the other end of a client connection, as the kernel
+// says (SO_PEERCRED, SO_PEERGROUPS): nothing a client sends can change it.
+type Identity struct {
+	UID    uint32
+	GID    uint32
+	Groups []uint32 // supplementary groups
+	User   string   // login name, or the uid in decimal when it has none
+}
+
+// peerIdentity reads the credentials of a Unix socket peer.
+func peerIdentity(c *net.UnixConn) (Identity, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return Identity{}, fmt.Errorf("peer credentials: %w", err)
+	}
+	var (
+		cred   *unix.Ucred
+		groups []uint32
+		opErr  error
+	)
+	err = raw.Control(func(fd uintptr) {
+		cred, opErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if opErr != nil {
+			return
+		}
+		groups, opErr = peerGroups(int(fd))
+	})
+	if err == nil {
+		err = opErr
+	}
+	if err != nil {
+		return Identity{}, fmt.Errorf("peer credentials: %w", err)
+	}
+	id := Identity{UID: cred.Uid, GID: cred.Gid, Groups: groups, User: strconv.FormatUint(uint64(cred.Uid), 10)}
+	if u, err := user.LookupId(id.User); err == nil {
+		id.User = u.Username
+	}
+	return id, nil
+}
+
+// peerGroups reads SO_PEERGROUPS (Linux 4.13+): the peer's supplementary
+// groups at connect time.
+func peerGroups(fd int) ([]uint32, error) {
+	buf := make([]byte, 4*64)
+	for {
+		n := uint32(len(buf))
+		_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_PEERGROUPS,
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)), 0)
+		if errno == unix.ERANGE && int(n) > len(buf) {
+			buf = make([]byte, n)
+			continue
+		}
+		if errno != 0 {
+			return nil, errors.New("SO_PEERGROUPS: " + errno.Error())
+		}
+		out := make([]uint32, n/4)
+		for i := range out {
+			out[i] = binary.NativeEndian.Uint32(buf[4*i:])
+		}
+		return out, nil
+	}
+}
+
+// inGroup reports whether the identity has gid as primary or supplementary group.
+func (id Identity) inGroup(gid uint32) bool {
+	if id.GID == gid {
+		return true
+	}
+	for _, g := range id.Groups {
+		if g == gid {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,498 @@
+package ctld
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"sharq/api"
+	"sharq/conf"
+	"sharq/daemon/sched"
+)
+
+// handle answers one client request. Everything that reads or changes state
+// runs on the loop.
+func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) *api.Response {
+	if req.V != api.Version {
+		return &api.Response{Error: badRequest(fmt.Sprintf("protocol version %d not supported (want %d): update the client", req.V, api.Version))}
+	}
+	resp := &api.Response{}
+	var fn func()
+	switch req.Op {
+	case api.OpSubmit:
+		fn = func() { resp.JobID, resp.Error = c.submit(id, req.Submit) }
+	case api.OpStat:
+		fn = func() { resp.Jobs, resp.Error = c.stat(req.Stat) }
+	case api.OpDelete, api.OpHold, api.OpRelease:
+		fn = func() { c.eachJob(id, req, resp) }
+	case api.OpAlter:
+		fn = func() { resp.Error = c.alter(id, req.Alter) }
+	case api.OpShares:
+		fn = func() { resp.Shares = c.shareStatus() }
+	case api.OpNodes:
+		fn = func() { resp.Nodes = c.nodeStatus() }
+	case api.OpConfig:
+		fn = func() { resp.Text = c.cfgText }
+	case api.OpDrain, api.OpResume:
+		fn = func() { resp.Error = c.drain(id, req.Node, req.Op == api.OpDrain) }
+	case api.OpReconfigure:
+		return c.reconfigure(ctx, id)
+	case api.OpWait:
+		return c.wait(ctx, req)
+	default:
+		return &api.Response{Error: badRequest(fmt.Sprintf("unknown operation %q", req.Op))}
+	}
+	if err := c.do(ctx, fn); err != nil {
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "controller stopping: " + err.Error()}}
+	}
+	if resp.Error == nil && len(resp.Errors) > 0 {
+		e := resp.Errors[0]
+		resp.Error = &e
+	}
+	return resp
+}
+
+// normalizeID turns what a user typed ("12", "12[3]") into a full id.
+func (c *Controller) normalizeID(s string) string {
+	r, err := parseJobRef(s, c.cfg.Cluster.Name)
+	if err != nil || (r.Array && r.Index != r.RangeEnd) {
+		return s
+	}
+	return r.ids(c.cfg.Cluster.Name)[0]
+}
+
+// lookup resolves user-typed ids (ranges expand) to jobs.
+func (c *Controller) lookup(s string) ([]*job, *api.Error) {
+	r, err := parseJobRef(s, c.cfg.Cluster.Name)
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
+	}
+	var out []*job
+	for _, id := range r.ids(c.cfg.Cluster.Name) {
+		if j := c.jobs[id]; j != nil {
+			out = append(out, j)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
+	}
+	return out, nil
+}
+
+// mayTouch: owners and admins only.
+func (c *Controller) mayTouch(id Identity, j *job) bool {
+	return j.Owner.UID == id.UID || c.auth.isAdmin(id)
+}
+
+// eachJob runs qdel, qhold or qrls on every id; failures are per id.
+func (c *Controller) eachJob(id Identity, req *api.Request, resp *api.Response) {
+	if len(req.IDs) == 0 {
+		resp.Error = badRequest("no job id given")
+		return
+	}
+	for _, s := range req.IDs {
+		jobs, e := c.lookup(s)
+		if e != nil {
+			resp.Errors = append(resp.Errors, *e)
+			continue
+		}
+		for _, j := range jobs {
+			if !c.mayTouch(id, j) {
+				resp.Errors = append(resp.Errors, api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + j.ID, ID: j.ID})
+				continue
+			}
+			var e *api.Error
+			switch req.Op {
+			case api.OpDelete:
+				e = c.delete(j)
+			case api.OpHold:
+				e = c.setHold(id, j, true)
+			case api.OpRelease:
+				e = c.setHold(id, j, false)
+			}
+			if e != nil {
+				resp.Errors = append(resp.Errors, *e)
+			}
+		}
+	}
+}
+
+// delete removes a pending job, or stops a running one (SIGTERM, grace, SIGKILL).
+func (c *Controller) delete(j *job) *api.Error {
+	now := c.now()
+	switch {
+	case j.finished():
+		return &api.Error{Code: api.CodeInvalidState, Message: "Job has finished " + j.ID, ID: j.ID}
+	case j.stopping == "deleted":
+		return nil
+	}
+	if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(j.ID)}); err != nil {
+		return coreError(j.ID, err)
+	}
+	c.needPass = true
+	if j.running() {
+		j.stopping = "deleted"
+		j.State = api.StateExiting
+		j.history(now, "deleted by qdel: stopping")
+		c.markDirty(j.ID)
+		c.stopJob(j, "deleted")
+		return nil
+	}
+	if j.ArrayIndices != "" {
+		// Running subjobs are stopped by the core's cancellation through
+		// their own ids; mark them here.
+		for _, sj := range c.jobs {
+			if sj.ArrayParent == j.ID && sj.running() && sj.stopping != "deleted" {
+				sj.stopping, sj.State = "deleted", api.StateExiting
+				sj.history(now, "deleted with its array: stopping")
+				c.markDirty(sj.ID)
+				c.stopJob(sj, "deleted")
+			}
+		}
+		if j.State == api.StateArray {
+			j.history(now, "deleted by qdel: remaining subjobs removed")
+			c.markDirty(j.ID)
+			return nil
+		}
+	}
+	c.finish(j, now, nil, "Deleted", "deleted by qdel")
+	return nil
+}
+
+// setHold applies qhold/qrls: a user hold, or an admin hold when an admin asks.
+func (c *Controller) setHold(id Identity, j *job, set bool) *api.Error {
+	if j.running() || j.finished() {
+		return &api.Error{Code: api.CodeInvalidState, Message: "Request invalid for state of job " + j.ID, ID: j.ID}
+	}
+	bit := sched.HoldUser
+	if c.auth.isAdmin(id) {
+		bit = sched.HoldAdmin
+		if !set {
+			bit = sched.HoldUser | sched.HoldAdmin | sched.HoldSystem
+		}
+	} else if !set && holdBits(j.Hold)&^sched.HoldUser != 0 && holdBits(j.Hold)&sched.HoldUser == 0 {
+		return &api.Error{Code: api.CodePermission, Message: "Unauthorized Request: only an admin may release " + j.ID, ID: j.ID}
+	}
+	if err := c.core.Apply(sched.HoldChanged{ID: sched.JobID(j.ID), Set: set, Bit: bit}); err != nil {
+		return coreError(j.ID, err)
+	}
+	h := holdBits(j.Hold)
+	if set {
+		h |= bit
+	} else {
+		h &^= bit
+	}
+	j.Hold = holdLetters(h)
+	if j.Hold != "" {
+		j.State = api.StateHeld
+	} else if j.State == api.StateHeld {
+		j.State = api.StateQueued
+	}
+	what := "released"
+	if set {
+		what = "held"
+	}
+	j.history(c.now(), what+" by "+id.User)
+	c.markDirty(j.ID)
+	c.needPass = true
+	return nil
+}
+
+// alter applies qalter / sharqctl job priority to a pending job.
+func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
+	if a == nil {
+		return badRequest("alter: nothing to change")
+	}
+	jobs, e := c.lookup(a.ID)
+	if e != nil {
+		return e
+	}
+	j := jobs[0]
+	if !c.mayTouch(id, j) {
+		return &api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + j.ID, ID: j.ID}
+	}
+	if j.finished() {
+		return &api.Error{Code: api.CodeInvalidState, Message: "Request invalid for state of job " + j.ID, ID: j.ID}
+	}
+	admin := c.auth.isAdmin(id)
+	if a.Priority != nil {
+		p := *a.Priority
+		sh := c.cfg.Share(j.Share)
+		if p < 0 || p > maxPriority {
+			return badRequest(fmt.Sprintf("priority %d is outside 0..%d", p, maxPriority))
+		}
+		if !admin && sh != nil && p > sh.PriorityDefault && p > j.Priority {
+			return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("priority %d is above queue %s's default %d; only admins may raise a job above it", p, sh.Name, sh.PriorityDefault), ID: j.ID}
+		}
+		if err := c.core.Apply(sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: p}); err != nil {
+			return coreError(j.ID, err)
+		}
+		j.Priority = p
+		j.history(c.now(), fmt.Sprintf("priority set to %d by %s", p, id.User))
+	}
+	pendingOnly := a.Walltime != nil || a.Deps != nil || a.NotBefore != nil || a.Name != nil
+	if pendingOnly && j.running() {
+		return &api.Error{Code: api.CodeInvalidState, Message: "only the priority of a running job can change: " + j.ID, ID: j.ID}
+	}
+	if a.Walltime != nil {
+		p := c.cfg.Partition(j.Partition)
+		if *a.Walltime < 0 || (p != nil && p.MaxWalltime > 0 && *a.Walltime > p.MaxWalltime) {
+			return badRequest(fmt.Sprintf("walltime %v exceeds max_walltime", *a.Walltime))
+		}
+		j.Resources.Walltime = *a.Walltime
+	}
+	if a.Name != nil {
+		j.Name = *a.Name
+	}
+	if a.Deps != nil || a.NotBefore != nil {
+		deps, nb := j.Deps, j.NotBefore
+		if a.Deps != nil {
+			deps = slices.Clone(*a.Deps)
+			for i := range deps {
+				deps[i].On = c.normalizeID(deps[i].On)
+				if deps[i].On == j.ID || c.dependsOn(deps[i].On, j.ID) {
+					return badRequest(fmt.Sprintf("dependency on %s would make a cycle", deps[i].On))
+				}
+			}
+		}
+		if a.NotBefore != nil {
+			nb = *a.NotBefore
+		}
+		var sdeps []sched.Dep
+		for _, d := range deps {
+			t, err := sched.ParseDepType(d.Type)
+			if err != nil {
+				return badRequest(err.Error())
+			}
+			sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+		}
+		if err := c.core.Apply(sched.JobAltered{ID: sched.JobID(j.ID), Priority: j.Priority, NotBefore: nb, Deps: sdeps}); err != nil {
+			return coreError(j.ID, err)
+		}
+		j.Deps, j.NotBefore = deps, nb
+		j.history(c.now(), "dependencies or start time changed by "+id.User)
+	}
+	c.markDirty(j.ID)
+	c.needPass = true
+	return nil
+}
+
+// dependsOn reports whether job from depends, directly or not, on to.
+func (c *Controller) dependsOn(from, to string) bool {
+	seen := map[string]bool{}
+	stack := []string{from}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if id == to {
+			return true
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if j := c.jobs[id]; j != nil {
+			for _, d := range j.Deps {
+				stack = append(stack, d.On)
+			}
+		}
+	}
+	return false
+}
+
+// stat lists jobs for qstat.
+func (c *Controller) stat(f *api.StatFilter) ([]api.Job, *api.Error) {
+	if f == nil {
+		f = &api.StatFilter{}
+	}
+	var sel []*job
+	if len(f.IDs) > 0 {
+		for _, s := range f.IDs {
+			js, e := c.lookup(s)
+			if e != nil {
+				return nil, e
+			}
+			for _, j := range js {
+				sel = append(sel, j)
+				if j.ArrayIndices != "" && f.Subjobs {
+					sel = append(sel, c.subjobs(j.ID)...)
+				}
+			}
+		}
+	} else {
+		sel = make([]*job, 0, len(c.jobs))
+		for _, j := range c.jobs {
+			if j.finished() && !f.Finished {
+				continue
+			}
+			if f.User != "" && j.Owner.User != f.User {
+				continue
+			}
+			if j.ArrayParent != "" && !f.Subjobs {
+				continue
+			}
+			sel = append(sel, j)
+		}
+	}
+	slices.SortFunc(sel, func(a, b *job) int {
+		if a.Seq != b.Seq {
+			if a.Seq < b.Seq {
+				return -1
+			}
+			return 1
+		}
+		// the array's own row before its subjobs, subjobs by index
+		ai, bi := -1, -1
+		if a.ArrayParent != "" {
+			ai = a.ArrayIndex
+		}
+		if b.ArrayParent != "" {
+			bi = b.ArrayIndex
+		}
+		return ai - bi
+	})
+	out := make([]api.Job, len(sel))
+	now := c.now()
+	for i, j := range sel {
+		out[i] = j.Job
+		if j.running() && !j.StartTime.IsZero() {
+			out[i].Used += now.Sub(j.StartTime)
+		}
+		if !f.Full {
+			out[i].Script, out[i].Env, out[i].History, out[i].Command = "", nil, nil, nil
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) subjobs(parent string) []*job {
+	var out []*job
+	for _, j := range c.jobs {
+		if j.ArrayParent == parent {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// shareStatus is qstat -Q.
+func (c *Controller) shareStatus() []api.ShareStatus {
+	var out []api.ShareStatus
+	for _, u := range c.core.Shares() {
+		st := api.ShareStatus{Name: u.Share, Partition: u.Partition, Strategy: u.Strategy.String(), State: "ENABLED",
+			Quota: u.Quota, InUse: u.InUse, Borrowed: u.Borrowed, Lent: u.Lent, Pending: u.Pending, Running: u.Running,
+			Preemptions: c.preempted[u.Share], BorrowLimit: -1}
+		if sh := c.cfg.Share(u.Share); sh != nil {
+			st.BorrowLimit = sh.BorrowLimit
+			if !sh.Enabled {
+				st.State = "DISABLED"
+			}
+		} else {
+			st.State = "REMOVED"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// drain marks a node drained or resumes it (admins only).
+func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
+	if !c.auth.isAdmin(id) {
+		return &api.Error{Code: api.CodePermission, Message: "only admins may drain or resume nodes"}
+	}
+	var ev sched.Event = sched.NodeResumed{Node: name}
+	if drain {
+		ev = sched.NodeDrained{Node: name}
+	}
+	if err := c.core.Apply(ev); err != nil {
+		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
+	}
+	c.log.Info("node state changed by admin", "node", name, "drain", drain, "by", id.User)
+	c.needPass = true
+	return nil
+}
+
+// reconfigure reads the configuration file again; a bad file changes nothing.
+func (c *Controller) reconfigure(ctx context.Context, id Identity) *api.Response {
+	var admin bool
+	var path string
+	if err := c.do(ctx, func() { admin, path = c.auth.isAdmin(id), c.cfg.File }); err != nil {
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: err.Error()}}
+	}
+	if !admin {
+		return &api.Response{Error: &api.Error{Code: api.CodePermission, Message: "only admins may reconfigure"}}
+	}
+	if err := c.Reload(ctx, path); err != nil {
+		return &api.Response{Error: &api.Error{Code: api.CodeConfig, Message: err.Error()}}
+	}
+	return &api.Response{Text: "reconfigured from " + path}
+}
+
+// Reload parses path and installs it if it is valid. The old configuration
+// stays in force when the file has errors or the core refuses it.
+func (c *Controller) Reload(ctx context.Context, path string) error {
+	cfg, err := conf.Load(path)
+	if err != nil {
+		c.log.Error("reload refused: the old configuration stays", "file", path, "err", err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	var applyErr error
+	if err := c.do(ctx, func() { applyErr = c.replaceConfig(cfg) }); err != nil {
+		return err
+	}
+	if applyErr != nil {
+		c.log.Error("reload refused: the old configuration stays", "file", path, "err", applyErr)
+		return applyErr
+	}
+	c.log.Info("configuration reloaded", "file", path)
+	return nil
+}
+
+func (c *Controller) replaceConfig(cfg *conf.Config) error {
+	if cfg.Cluster.Name != c.cfg.Cluster.Name {
+		return fmt.Errorf("%w: cluster name cannot change (%q to %q): job ids depend on it", ErrConfig, c.cfg.Cluster.Name, cfg.Cluster.Name)
+	}
+	if err := c.core.Apply(sched.ConfigReplaced{Config: cfg.Sched()}); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	c.installConfig(cfg)
+	c.needPass = true
+	return nil
+}
+
+// wait blocks until a job ends (qsub -W block=true) and returns it.
+func (c *Controller) wait(ctx context.Context, req *api.Request) *api.Response {
+	if len(req.IDs) != 1 {
+		return &api.Response{Error: badRequest("wait: give exactly one job id")}
+	}
+	resp := &api.Response{}
+	o := &op{done: make(chan struct{})}
+	o.fn = func() {
+		jobs, e := c.lookup(req.IDs[0])
+		if e != nil {
+			resp.Error = e
+			return
+		}
+		j := jobs[0]
+		if j.finished() {
+			resp.Jobs = []api.Job{j.Job}
+			return
+		}
+		o.hold = true
+		c.waiters[j.ID] = append(c.waiters[j.ID], func(j *job) {
+			resp.Jobs = []api.Job{j.Job}
+			c.release = append(c.release, o)
+		})
+	}
+	select {
+	case c.ops <- o:
+	case <-ctx.Done():
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "controller stopping"}}
+	}
+	select {
+	case <-o.done:
+		return resp
+	case <-ctx.Done():
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "controller stopping"}}
+	}
+}

@@ -1,0 +1,206 @@
+package ctld
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sharq/api"
+	"sharq/daemon/sched"
+)
+
+const maxPriority = 9999
+
+// submit validates and queues a new job on the loop. It returns the job id.
+func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Error) {
+	if spec == nil {
+		return "", badRequest("submit: no job")
+	}
+	j := &job{Job: spec.Job}
+	j.Priority = -1
+	if spec.Priority != nil {
+		j.Priority = *spec.Priority
+	}
+	if e := c.checkSubmit(id, j); e != nil {
+		return "", e
+	}
+	seq, err := c.allocSeq()
+	if err != nil {
+		return "", &api.Error{Code: api.CodeInternal, Message: "allocate job id: " + err.Error()}
+	}
+	cl := c.cfg.Cluster.Name
+	now := c.now()
+	j.Seq = seq
+	j.ID = jobID(seq, cl)
+	if j.ArrayIndices != "" {
+		j.ID = arrayID(seq, cl)
+	}
+	j.Owner = api.Owner{User: id.User, UID: id.UID, GID: id.GID, Groups: id.Groups}
+	j.SubmitTime = now
+	j.State = api.StateQueued
+	j.Reason, j.Allocs, j.ExitStatus, j.Runs, j.Preemptions = "", nil, nil, 0, 0
+	j.StartTime, j.EndTime, j.Used, j.History = time.Time{}, time.Time{}, 0, nil
+	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
+	j.Stderr = outputPath(j.Stderr, j.WorkDir, fmt.Sprintf("%s.e%d", j.Name, seq))
+	switch j.Join {
+	case "oe":
+		j.Stderr = j.Stdout
+	case "eo":
+		j.Stdout = j.Stderr
+	}
+	if j.Env == nil {
+		j.Env = map[string]string{}
+	}
+	j.Env["PBS_O_QUEUE"] = j.Share
+	for i := range j.Deps {
+		j.Deps[i].On = c.normalizeID(j.Deps[i].On)
+	}
+	sj, err := j.schedJob(cl)
+	if err != nil {
+		return "", badRequest(err.Error())
+	}
+	if err := c.core.Apply(sched.Submitted{Job: sj}); err != nil {
+		return "", coreError(j.ID, err)
+	}
+	if j.Hold != "" {
+		j.State = api.StateHeld
+	}
+	j.history(now, "submitted to "+j.Share)
+	c.jobs[j.ID] = j
+	c.markDirty(j.ID)
+	c.needPass = true
+	c.met.submitted.Inc()
+	return j.ID, nil
+}
+
+// checkSubmit enforces the rules a user must follow; errors say what to fix.
+func (c *Controller) checkSubmit(id Identity, j *job) *api.Error {
+	if id.UID == 0 {
+		return &api.Error{Code: api.CodePermission, Message: "jobs are not run as root: submit as a regular user"}
+	}
+	sh := c.cfg.Share(j.Share)
+	if j.Share == "" {
+		return badRequest("no queue given (-q SHARE); shares: " + strings.Join(c.shareNames(), ", "))
+	}
+	if sh == nil {
+		return badRequest(fmt.Sprintf("unknown queue %q; shares: %s", j.Share, strings.Join(c.shareNames(), ", ")))
+	}
+	if !sh.Enabled {
+		return &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("queue %q is disabled: it takes no new jobs", j.Share)}
+	}
+	if !c.auth.isAdmin(id) && !c.auth.shares[sh.Name].admits(id) {
+		return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("user %s may not submit to queue %q", id.User, j.Share)}
+	}
+	p := c.cfg.Partition(sh.Partition)
+	j.Partition = p.Name
+	if j.Priority < 0 {
+		j.Priority = sh.PriorityDefault
+	}
+	if j.Priority > maxPriority || j.Priority < 0 {
+		return badRequest(fmt.Sprintf("priority %d is outside 0..%d", j.Priority, maxPriority))
+	}
+	if j.Priority > sh.PriorityDefault && !c.auth.isAdmin(id) {
+		return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf(
+			"priority %d is above queue %s's default %d; only admins may raise a job above it", j.Priority, sh.Name, sh.PriorityDefault)}
+	}
+	r := &j.Resources
+	if r.Nodes == 0 {
+		r.Nodes = 1
+	}
+	if r.Nodes < 0 || r.GPUsPerNode < 0 || r.CPUsPerNode < 0 || r.MemPerNode < 0 {
+		return badRequest("resources must not be negative")
+	}
+	if r.Walltime < 0 || (p.MaxWalltime > 0 && r.Walltime > p.MaxWalltime) {
+		return badRequest(fmt.Sprintf("walltime %v exceeds partition %s's max_walltime %v", r.Walltime, p.Name, p.MaxWalltime))
+	}
+	if j.Script == "" && len(j.Command) == 0 {
+		return badRequest("nothing to run: give a script or -- command")
+	}
+	if !filepath.IsAbs(j.WorkDir) {
+		return badRequest(fmt.Sprintf("working directory %q is not absolute", j.WorkDir))
+	}
+	for _, path := range []string{j.Stdout, j.Stderr} {
+		if path != "" && !filepath.IsAbs(path) {
+			return badRequest(fmt.Sprintf("output path %q is not absolute", path))
+		}
+	}
+	if j.Name == "" {
+		j.Name = "STDIN"
+	}
+	if j.Join != "" && j.Join != "oe" && j.Join != "eo" && j.Join != "n" {
+		return badRequest(fmt.Sprintf("join %q: want oe, eo or n", j.Join))
+	}
+	if j.Grace < 0 {
+		return badRequest("grace must not be negative")
+	}
+	if j.ArrayIndices != "" {
+		if _, err := parseArrayIndices(j.ArrayIndices); err != nil {
+			return badRequest(err.Error())
+		}
+		if j.ArrayMax < 0 {
+			return badRequest("array %max must be positive")
+		}
+	}
+	for _, d := range j.Deps {
+		if _, err := sched.ParseDepType(d.Type); err != nil {
+			return badRequest(err.Error())
+		}
+		on := c.normalizeID(d.On)
+		if _, ok := c.jobs[on]; !ok {
+			return &api.Error{Code: api.CodeUnknownJob, Message: fmt.Sprintf("dependency on unknown job %s", d.On), ID: d.On}
+		}
+	}
+	return nil
+}
+
+// allocSeq hands out the next job number, reserving numbers in the spool in
+// blocks so a crash never reuses one (it may skip some).
+func (c *Controller) allocSeq() (uint64, error) {
+	if c.nextSeq >= c.seqLimit {
+		const block = 1024
+		first, err := c.sp.NextIDs(bgctx, block)
+		if err != nil {
+			return 0, err
+		}
+		c.nextSeq, c.seqLimit = first, first+block
+	}
+	s := c.nextSeq
+	c.nextSeq++
+	return s, nil
+}
+
+func (c *Controller) shareNames() []string {
+	var out []string
+	for _, s := range c.cfg.Shares {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func badRequest(msg string) *api.Error { return &api.Error{Code: api.CodeBadRequest, Message: msg} }
+
+// coreError maps the core's errors to API errors.
+func coreError(id string, err error) *api.Error {
+	code := api.CodeBadRequest
+	switch {
+	case errors.Is(err, sched.ErrUnknownJob):
+		code = api.CodeUnknownJob
+	case errors.Is(err, sched.ErrInvalid):
+		code = api.CodeInvalidState
+	}
+	return &api.Error{Code: code, Message: err.Error(), ID: id}
+}
+
+// outputPath resolves qsub -o/-e: empty means the default name in the
+// submit directory; a path ending in "/" is a directory for the default name.
+func outputPath(p, workdir, def string) string {
+	switch {
+	case p == "":
+		return filepath.Join(workdir, def)
+	case strings.HasSuffix(p, "/"):
+		return filepath.Join(p, def)
+	}
+	return p
+}

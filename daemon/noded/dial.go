@@ -1,0 +1,91 @@
+package noded
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"sharq/conf"
+)
+
+// Dial timeouts. userTimeout bounds how long written data may stay
+// unacknowledged before the kernel drops the connection, so a controller
+// host that vanished is noticed within a few heartbeats, not after TCP's
+// default quarter of an hour.
+const (
+	dialTimeout = 10 * time.Second
+	userTimeout = 30 * time.Second
+)
+
+// Dialer returns the function that connects to the controller named in the
+// configuration: plain TCP, or mutual TLS when the cluster table names a
+// certificate, key and CA (the node presents its certificate and accepts
+// only a controller certificate signed by the CA).
+func Dialer(c *conf.Cluster) (func(ctx context.Context) (net.Conn, error), error) {
+	if c.Controller == "" {
+		return nil, fmt.Errorf("no controller address in the configuration")
+	}
+	nd := &net.Dialer{
+		Timeout: dialTimeout,
+		KeepAliveConfig: net.KeepAliveConfig{
+			Enable: true, Idle: 15 * time.Second, Interval: 5 * time.Second, Count: 3,
+		},
+		Control: func(network, address string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) {
+				serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(userTimeout/time.Millisecond))
+			})
+			if err != nil {
+				return err
+			}
+			return serr
+		},
+	}
+	addr := c.Controller
+	if !c.TLS() {
+		return func(ctx context.Context) (net.Conn, error) {
+			return nd.DialContext(ctx, "tcp", addr)
+		}, nil
+	}
+	tc, err := clientTLS(c)
+	if err != nil {
+		return nil, err
+	}
+	td := &tls.Dialer{NetDialer: nd, Config: tc}
+	return func(ctx context.Context) (net.Conn, error) {
+		return td.DialContext(ctx, "tcp", addr)
+	}, nil
+}
+
+// clientTLS loads the node's certificate and the cluster CA.
+func clientTLS(c *conf.Cluster) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("tls: node certificate: %w", err)
+	}
+	pem, err := os.ReadFile(c.TLSCA)
+	if err != nil {
+		return nil, fmt.Errorf("tls: CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tls: CA %s: no PEM certificate in it", c.TLSCA)
+	}
+	host, _, err := net.SplitHostPort(c.Controller)
+	if err != nil {
+		return nil, fmt.Errorf("tls: controller address %q: %w", c.Controller, err)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+		ServerName:   host,
+		MinVersion:   tls.VersionTLS13,
+	}, nil
+}

@@ -1,0 +1,492 @@
+package noded_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"sharq/api"
+	"sharq/daemon/noded"
+	"sharq/runtime"
+)
+
+func TestHelloInventoryHeartbeat(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	h := p.hello
+	if h.Type != api.MsgHello || h.V != api.Version || h.Node != "n1" || h.Secret != testSecret {
+		t.Errorf("hello %+v", h)
+	}
+	if h.Error != "" {
+		t.Errorf("hello reports problems: %s", h.Error)
+	}
+	if len(h.Running) != 0 {
+		t.Errorf("running %+v on a fresh node", h.Running)
+	}
+	inv := h.Inventory
+	if inv == nil {
+		t.Fatal("hello without inventory")
+	}
+	if inv.Source != "config" || len(inv.GPUs) != 8 || inv.CPUs != goruntime.NumCPU() || inv.MemBytes <= 0 {
+		t.Errorf("inventory %+v", inv)
+	}
+	for i, g := range inv.GPUs {
+		if g.Index != i || g.Device != e.gpus[i] {
+			t.Errorf("GPU %d: %+v, want index %d device %s", i, g, i, e.gpus[i])
+		}
+	}
+	p.await(t, "two heartbeats", func(_ []api.JobStateMsg, beats int, _ bool) bool { return beats >= 2 })
+}
+
+func TestHelloReportsConfigMismatch(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Nodes[0].GPUDevices = append(slices.Clone(e.gpus[:7]), filepath.Join(e.dir, "dev", "missing"))
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	if !strings.Contains(p.hello.Error, "GPU 7") || !strings.Contains(p.hello.Error, "missing") {
+		t.Errorf("hello error %q does not report the missing GPU 7", p.hello.Error)
+	}
+}
+
+// longScript pads a script with a comment of about 1 MB.
+func longScript(body string) string {
+	var b strings.Builder
+	b.WriteString(body)
+	for i := range 20000 {
+		fmt.Fprintf(&b, "# padding line %06d of a long job script ............\n", i)
+	}
+	return b.String()
+}
+
+func TestJobRunsAsOwner(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	devList := strings.Join(e.gpus, " ")
+	o := e.order(t, "7[4].t", longScript(`set -e
+id -u > uid
+id -g >> uid
+env > env.txt
+cat "$PBS_NODEFILE" > nodes.txt
+echo saved > "$SHARQ_CHECKPOINT_DIR/ckpt"
+for d in `+devList+`; do if [ -e $d ]; then echo $d; fi; done > devs.txt
+echo hello to stdout
+echo hello to stderr >&2
+exit 3
+`), 5, 6)
+	o.Run = 2
+	o.NodeList = []string{"n1", "n2"}
+	o.Job.ArrayParent, o.Job.ArrayIndex = "7[].t", 4
+	o.Job.Env = map[string]string{"FOO": "bar baz", "PBS_O_HOST": "login1"}
+	p.start(t, o)
+	run := p.state(t, o.Job.ID, "running")
+	ex := p.state(t, o.Job.ID, "exited")
+	if run.Run != 2 || ex.Run != 2 || ex.ExitStatus != 3 || ex.Error != "" {
+		t.Errorf("reports %+v then %+v, want run 2 exiting 3", run, ex)
+	}
+	if reps := p.reports(o.Job.ID); len(reps) != 2 || reps[0].State != "running" {
+		t.Errorf("reports %+v, want running then exited", reps)
+	}
+
+	out := e.workFile(o.Job.ID, "out")
+	if got := readFile(t, out); got != "hello to stdout\nhello to stderr\n" {
+		t.Errorf("output file holds %q", got)
+	}
+	for _, f := range []string{out, e.workFile(o.Job.ID, "uid")} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 1000 || st.Gid != 1000 {
+			t.Errorf("%s owned by %d:%d, want 1000:1000", f, st.Uid, st.Gid)
+		}
+	}
+	if got := readFile(t, e.workFile(o.Job.ID, "uid")); got != "1000\n1000\n" {
+		t.Errorf("id -u, id -g in the job: %q", got)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(readFile(t, e.workFile(o.Job.ID, "env.txt")), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
+		}
+	}
+	ckpt := filepath.Join(e.cfg.Cluster.CheckpointRoot, o.Job.ID)
+	want := map[string]string{
+		"PBS_JOBID": "7[4].t", "PBS_JOBNAME": "job-7[4].t", "PBS_O_WORKDIR": o.Job.WorkDir, "PBS_QUEUE": "teamA",
+		"PBS_ARRAY_INDEX": "4", "PBS_ARRAY_ID": "7[].t", "SHARQ_RESTART_COUNT": "2", "SHARQ_CHECKPOINT_DIR": ckpt,
+		"CUDA_VISIBLE_DEVICES": "5,6", "NVIDIA_VISIBLE_DEVICES": "5,6", "SHARQ_GPUS": "5,6",
+		"FOO": "bar baz", "PBS_O_HOST": "login1", "USER": "alice", "LOGNAME": "alice", "HOME": o.Job.WorkDir,
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("job saw %s=%q, want %q", k, env[k], v)
+		}
+	}
+	if got := readFile(t, e.workFile(o.Job.ID, "nodes.txt")); got != "n1\nn2\n" {
+		t.Errorf("PBS_NODEFILE holds %q", got)
+	}
+	if got := readFile(t, filepath.Join(ckpt, "ckpt")); got != "saved\n" {
+		t.Errorf("checkpoint file holds %q", got)
+	}
+	if got := readFile(t, e.workFile(o.Job.ID, "devs.txt")); got != e.gpus[5]+"\n"+e.gpus[6]+"\n" {
+		t.Errorf("GPU device nodes in the job:\n%s", got)
+	}
+
+	rt := e.runtime(t, "n1")
+	if task, ok := taskOf(t, rt, o.Job.ID); !ok || task.Running || task.ExitStatus != 3 {
+		t.Fatalf("after the exit report the container is %+v (found %v), want kept exited with 3", task, ok)
+	}
+	p.remove(t, o.Job.ID)
+	awaitGone(t, rt, o.Job.ID)
+	// The node directory goes right after the container.
+	jobDir := filepath.Join(e.stateDir("n1"), "jobs", o.Job.ID)
+	deadline := time.Now().Add(waitLimit)
+	for _, err := os.Stat(jobDir); !errors.Is(err, os.ErrNotExist); _, err = os.Stat(jobDir) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the job's node directory outlived its removal: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(ckpt); err != nil {
+		t.Errorf("the checkpoint directory must outlive the container: %v", err)
+	}
+}
+
+// awaitGone waits until the runtime no longer lists the job.
+func awaitGone(t *testing.T, rt runtime.Runtime, id string) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if _, ok := taskOf(t, rt, id); !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container of %s not removed", id)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestFailedStart(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	cases := []struct {
+		name, id string
+		edit     func(*api.StartOrder)
+		wantErr  string
+	}{
+		{name: "image absent", id: "40.t", edit: func(o *api.StartOrder) { o.Image = "no.such/image:1" }, wantErr: "no.such/image"},
+		{name: "GPU not on the node", id: "41.t", edit: func(o *api.StartOrder) { o.GPUs = []int{9} }, wantErr: "GPU 9"},
+		{name: "nothing to run", id: "42.t", edit: func(o *api.StartOrder) { o.Job.Script = "" }, wantErr: "neither script nor command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := e.order(t, c.id, "exit 0")
+			c.edit(&o)
+			p.start(t, o)
+			f := p.state(t, c.id, "failed")
+			if !strings.Contains(f.Error, c.wantErr) {
+				t.Errorf("failure %q does not say %q", f.Error, c.wantErr)
+			}
+			if _, ok := taskOf(t, e.runtime(t, "n1"), c.id); ok {
+				t.Error("a container exists for a failed start")
+			}
+		})
+	}
+}
+
+func TestGPUIsolation(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	probe := `for i in 0 1 2 3 4 5 6 7; do
+  d=` + filepath.Join(e.dir, "dev") + `/nvidia$i
+  if [ -e $d ]; then echo "$i $( (: < $d) 2>&1 | sed 's/.*: //')"; fi
+done > devs.txt
+echo "$CUDA_VISIBLE_DEVICES" > cuda.txt
+`
+	jobs := map[string][]int{"50.t": {0, 1}, "51.t": {2, 3}}
+	for id, gpus := range jobs {
+		p.start(t, e.order(t, id, probe, gpus...))
+	}
+	for id, gpus := range jobs {
+		if ex := p.state(t, id, "exited"); ex.ExitStatus != 0 {
+			t.Errorf("%s exited %d", id, ex.ExitStatus)
+		}
+		var want strings.Builder
+		for _, g := range gpus {
+			// The device cgroup lets the open reach the kernel, which has no
+			// driver for the fake major: ENXIO. A denied open gives EPERM.
+			fmt.Fprintf(&want, "%d No such device or address\n", g)
+		}
+		if got := readFile(t, e.workFile(id, "devs.txt")); got != want.String() {
+			t.Errorf("%s sees devices:\n%s\nwant:\n%s", id, got, want.String())
+		}
+		if got := readFile(t, e.workFile(id, "cuda.txt")); got != fmt.Sprintf("%d,%d\n", gpus[0], gpus[1]) {
+			t.Errorf("%s: CUDA_VISIBLE_DEVICES %q", id, got)
+		}
+	}
+}
+
+func TestStopWithGrace(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	trapper := e.order(t, "60.t", `trap 'echo saved > "$SHARQ_CHECKPOINT_DIR/ckpt"; exit 0' TERM
+touch ready
+while :; do sleep 0.1; done
+`)
+	ignorer := e.order(t, "61.t", `trap '' TERM
+touch ready
+while :; do sleep 0.1; done
+`)
+	for _, o := range []api.StartOrder{trapper, ignorer} {
+		p.start(t, o)
+		p.state(t, o.Job.ID, "running")
+		awaitFile(t, e.workFile(o.Job.ID, "ready"))
+	}
+	p.stop(t, trapper.Job.ID, time.Minute, "preempted")
+	p.stop(t, ignorer.Job.ID, time.Second, "deleted")
+	if ex := p.state(t, trapper.Job.ID, "exited"); ex.ExitStatus != 0 || ex.Error != "" {
+		t.Errorf("TERM-trapping job: %+v, want exit 0", ex)
+	}
+	if got := readFile(t, filepath.Join(e.cfg.Cluster.CheckpointRoot, trapper.Job.ID, "ckpt")); got != "saved\n" {
+		t.Errorf("checkpoint written on TERM: %q", got)
+	}
+	if ex := p.state(t, ignorer.Job.ID, "exited"); ex.ExitStatus != 256+9 || ex.Error != "" {
+		t.Errorf("TERM-ignoring job: %+v, want 265", ex)
+	}
+	// A stop for a job that has exited repeats its exit.
+	p.stop(t, ignorer.Job.ID, time.Second, "deleted")
+	p.await(t, "the exit reported again", func(states []api.JobStateMsg, _ int, _ bool) bool {
+		n := 0
+		for _, s := range states {
+			if s.JobID == ignorer.Job.ID && s.State == "exited" && s.ExitStatus == 265 {
+				n++
+			}
+		}
+		return n == 2
+	})
+}
+
+func TestWalltime(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	o := e.order(t, "70.t", "touch ready\nsleep 1000\n")
+	o.Walltime, o.Grace = time.Second, 5*time.Second
+	p.start(t, o)
+	ex := p.state(t, o.Job.ID, "exited")
+	if ex.Error != "walltime exceeded" || ex.ExitStatus != 256+15 {
+		t.Errorf("exit %+v, want 271 with walltime exceeded", ex)
+	}
+}
+
+func TestRestartReadopts(t *testing.T) {
+	e := newEnv(t)
+	c1 := e.spawn(t, "n1")
+	p1 := e.ctl.accept(t)
+	o := e.order(t, "80.t", `echo start >> starts
+while [ ! -e go ]; do sleep 0.1; done
+exit 7
+`)
+	p1.start(t, o)
+	p1.state(t, o.Job.ID, "running")
+	awaitFile(t, e.workFile(o.Job.ID, "starts"))
+
+	c1.signal(syscall.SIGKILL)
+	c1.wait(t)
+	rt := e.runtime(t, "n1")
+	if task, ok := taskOf(t, rt, o.Job.ID); !ok || !task.Running {
+		t.Fatalf("after kill -9 of sharqd the container is %+v (found %v), want running", task, ok)
+	}
+
+	c2 := e.spawn(t, "n1")
+	p2 := e.ctl.accept(t)
+	if !slices.Contains(p2.hello.Running, api.RunningJob{JobID: o.Job.ID, Run: 0}) {
+		t.Errorf("hello after the restart lists %+v, want %s running", p2.hello.Running, o.Job.ID)
+	}
+	p2.start(t, o) // a duplicate order: reported, not run again
+	if r := p2.state(t, o.Job.ID, "running"); r.Run != 0 {
+		t.Errorf("duplicate start answered %+v", r)
+	}
+	if err := os.WriteFile(e.workFile(o.Job.ID, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ex := p2.state(t, o.Job.ID, "exited"); ex.ExitStatus != 7 {
+		t.Errorf("exit %+v, want 7", ex)
+	}
+	p2.remove(t, o.Job.ID)
+	awaitGone(t, rt, o.Job.ID)
+
+	c2.signal(syscall.SIGTERM)
+	if code := c2.wait(t); code != 0 {
+		t.Errorf("sharqd exited %d on SIGTERM", code)
+	}
+	p2.await(t, "the connection closed", func(_ []api.JobStateMsg, _ int, closed bool) bool { return closed })
+	var exits, runs int
+	for _, s := range p2.reports(o.Job.ID) {
+		switch s.State {
+		case "exited":
+			exits++
+		case "running":
+			runs++
+		}
+	}
+	if exits != 1 || runs != 1 {
+		t.Errorf("after the restart: %d exit and %d running reports, want 1 and 1: %+v", exits, runs, p2.reports(o.Job.ID))
+	}
+	if got := readFile(t, e.workFile(o.Job.ID, "starts")); got != "start\n" {
+		t.Errorf("the job started %d times", strings.Count(got, "start"))
+	}
+}
+
+func TestRestartResumesStopAndWalltime(t *testing.T) {
+	e := newEnv(t)
+	c1 := e.spawn(t, "n1")
+	p1 := e.ctl.accept(t)
+	stopped := e.order(t, "90.t", `trap '' TERM
+touch ready
+while :; do sleep 0.1; done
+`)
+	timed := e.order(t, "91.t", "touch ready\nsleep 1000\n")
+	timed.Walltime = 3 * time.Second
+	for _, o := range []api.StartOrder{stopped, timed} {
+		p1.start(t, o)
+		p1.state(t, o.Job.ID, "running")
+		awaitFile(t, e.workFile(o.Job.ID, "ready"))
+	}
+	p1.stop(t, stopped.Job.ID, 3*time.Second, "preempted")
+	record := filepath.Join(e.stateDir("n1"), "jobs", stopped.Job.ID, "state.json")
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(readFile(t, record), `"stop_reason":"preempted"`) {
+		if time.Now().After(deadline) {
+			t.Fatal("the stop was never recorded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The SIGKILL the runtime scheduled dies with this sharqd, and the
+	// walltime timer with it: the next one must re-arm both.
+	c1.signal(syscall.SIGKILL)
+	c1.wait(t)
+
+	e.spawn(t, "n1")
+	p2 := e.ctl.accept(t)
+	if ex := p2.state(t, stopped.Job.ID, "exited"); ex.ExitStatus != 256+9 {
+		t.Errorf("stopped job: %+v, want 265 after the re-issued stop", ex)
+	}
+	if ex := p2.state(t, timed.Job.ID, "exited"); ex.ExitStatus != 256+15 || ex.Error != "walltime exceeded" {
+		t.Errorf("timed job: %+v, want 271 with walltime exceeded", ex)
+	}
+}
+
+func TestExitWhileDisconnected(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p1 := e.ctl.accept(t)
+	o := e.order(t, "100.t", "while [ ! -e go ]; do sleep 0.1; done\nexit 5\n")
+	p1.start(t, o)
+	p1.state(t, o.Job.ID, "running")
+
+	e.ctl.refuse("node n1 is already connected") // the node must retry
+	p1.conn.Close()
+	os.WriteFile(e.workFile(o.Job.ID, "go"), nil, 0o644)
+	rt := e.runtime(t, "n1")
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if task, ok := taskOf(t, rt, o.Job.ID); ok && !task.Running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job never exited")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.ctl.awaitRefusals(t, 2)
+	e.ctl.refuse("")
+	p2 := e.ctl.accept(t)
+	if !slices.Contains(p2.hello.Running, api.RunningJob{JobID: o.Job.ID, Exited: true, ExitStatus: 5}) {
+		t.Errorf("hello lists %+v, want %s exited 5", p2.hello.Running, o.Job.ID)
+	}
+	p2.remove(t, o.Job.ID)
+	awaitGone(t, rt, o.Job.ID)
+}
+
+func TestSeveralNodesOneContainerd(t *testing.T) {
+	e := newEnv(t, "n1", "n2")
+	e.run(t, "n1")
+	e.run(t, "n2")
+	peers := map[string]*peer{}
+	for range 2 {
+		p := e.ctl.accept(t)
+		peers[p.hello.Node] = p
+	}
+	o := e.order(t, "110.t", "cat $PBS_NODEFILE > nodes-$SHARQ_NODE.txt\n", 0)
+	o.NodeList = []string{"n1", "n2"}
+	o.Job.Resources.Nodes = 2
+	for _, n := range []string{"n1", "n2"} {
+		peers[n].start(t, o)
+	}
+	for _, n := range []string{"n1", "n2"} {
+		if ex := peers[n].state(t, o.Job.ID, "exited"); ex.ExitStatus != 0 {
+			t.Errorf("%s: %+v", n, ex)
+		}
+		if got := readFile(t, e.workFile(o.Job.ID, "nodes-"+n+".txt")); got != "n1\nn2\n" {
+			t.Errorf("%s: PBS_NODEFILE holds %q", n, got)
+		}
+		task, ok := taskOf(t, e.runtime(t, n), o.Job.ID)
+		if !ok || task.Node != n {
+			t.Errorf("%s lists %+v (found %v)", n, task, ok)
+		}
+	}
+	peers["n1"].remove(t, o.Job.ID)
+	awaitGone(t, e.runtime(t, "n1"), o.Job.ID)
+	if _, ok := taskOf(t, e.runtime(t, "n2"), o.Job.ID); !ok {
+		t.Error("removing n1's container removed n2's")
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	t.Run("bad secret is fatal", func(t *testing.T) {
+		e := newEnv(t)
+		os.WriteFile(e.cfg.Cluster.SecretFile, []byte("wrong\n"), 0o600)
+		d := e.run(t, "n1")
+		if err := d.result(t); !errors.Is(err, noded.ErrBadSecret) {
+			t.Fatalf("Run = %v, want ErrBadSecret", err)
+		}
+	})
+	t.Run("secret file readable by others", func(t *testing.T) {
+		e := newEnv(t)
+		os.Chmod(e.cfg.Cluster.SecretFile, 0o644)
+		d := e.run(t, "n1")
+		if err := d.result(t); !errors.Is(err, noded.ErrSecretFile) {
+			t.Fatalf("Run = %v, want ErrSecretFile", err)
+		}
+		if n := e.ctl.connections(); n != 0 {
+			t.Errorf("%d connections made with an unsafe secret file", n)
+		}
+	})
+	t.Run("unknown node", func(t *testing.T) {
+		e := newEnv(t)
+		if err := e.run(t, "n9").result(t); !errors.Is(err, noded.ErrUnknownNode) {
+			t.Fatalf("Run = %v, want ErrUnknownNode", err)
+		}
+	})
+	t.Run("second daemon for a node", func(t *testing.T) {
+		e := newEnv(t)
+		e.run(t, "n1")
+		e.ctl.accept(t)
+		if err := e.run(t, "n1").result(t); !errors.Is(err, noded.ErrLocked) {
+			t.Fatalf("Run = %v, want ErrLocked", err)
+		}
+	})
+}

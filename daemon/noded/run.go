@@ -1,0 +1,174 @@
+package noded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"sharq/api"
+	"sharq/conf"
+	"sharq/runtime"
+	"sharq/runtime/gpu"
+)
+
+// Sentinel errors of Run.
+var (
+	// ErrUnknownNode: the node is not in the configuration.
+	ErrUnknownNode = errors.New("node not in the configuration")
+	// ErrRefused: the controller refused the hello (welcome with an error).
+	ErrRefused = errors.New("controller refused the node")
+	// ErrBadSecret: the controller refused the secret. Run returns it: a
+	// node with the wrong secret would be refused forever.
+	ErrBadSecret = errors.New("controller refused the node's secret")
+)
+
+// Options configure Run.
+type Options struct {
+	Config  *conf.Config
+	Node    string          // this node's name in the configuration
+	Runtime runtime.Runtime // the node's containers; Run does not close it
+	// StateDir holds the node's job records; "" = DefaultStateDir(Node).
+	// Each node daemon of a machine needs its own.
+	StateDir string
+	Logger   *slog.Logger // nil = slog.Default()
+	// Dial connects to the controller; nil = Dialer(&Config.Cluster).
+	Dial func(ctx context.Context) (net.Conn, error)
+	// Discover finds NVIDIA GPUs; nil = gpu.Discover.
+	Discover DiscoverFunc
+	// Delays between reconnections; 0 = DefaultMinBackoff, DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// welcomeTimeout bounds the wait for the controller's answer to a hello.
+const welcomeTimeout = 30 * time.Second
+
+// Run is the node daemon: it checks the secret file, takes the node's state
+// directory lock and inventory, re-adopts the node's containers, then
+// connects to the controller and serves it, reconnecting with backoff
+// whenever the connection ends, until ctx is done. Containers keep running
+// when Run returns. Run returns nil when ctx ends, and an error for what
+// retrying cannot mend: a bad configuration or secret file, a state
+// directory in use, a secret the controller refuses (ErrBadSecret).
+func Run(ctx context.Context, o Options) error {
+	if o.Config == nil || o.Runtime == nil {
+		return errors.New("noded: Options need a Config and a Runtime")
+	}
+	nodeCfg := o.Config.Node(o.Node)
+	if nodeCfg == nil {
+		return fmt.Errorf("%w: %q in %s", ErrUnknownNode, o.Node, o.Config.File)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("node", o.Node)
+	secret, err := ReadSecret(o.Config.Cluster.SecretFile)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", o.Node, err)
+	}
+	dial := o.Dial
+	if dial == nil {
+		if dial, err = Dialer(&o.Config.Cluster); err != nil {
+			return fmt.Errorf("node %s: %w", o.Node, err)
+		}
+		if !o.Config.Cluster.TLS() {
+			log.Warn("no TLS configured: the secret and the orders cross the network in clear")
+		}
+	}
+	dir := o.StateDir
+	if dir == "" {
+		dir = DefaultStateDir(o.Node)
+	}
+	st := store{dir: dir}
+	unlock, err := st.lock()
+	if err != nil {
+		return fmt.Errorf("node %s: %w", o.Node, err)
+	}
+	defer unlock()
+
+	discover := o.Discover
+	if discover == nil {
+		discover = gpu.Discover
+	}
+	inv := TakeInventory(ctx, nodeCfg, discover)
+	for _, p := range inv.Problems {
+		log.Warn("the node disagrees with its configuration", "problem", p)
+	}
+	log.Info("inventory", "gpus", len(inv.GPUs), "source", inv.Source, "cpus", inv.CPUs, "mem_bytes", inv.MemBytes)
+
+	sctx, cancel := context.WithCancel(ctx)
+	sup := &supervisor{
+		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
+		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot,
+		log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
+	}
+	defer sup.shutdown()
+	defer cancel()
+
+	bo := newBackoff(o.Node, o.MinBackoff, o.MaxBackoff)
+	for {
+		err := sup.adopt()
+		if err == nil {
+			break
+		}
+		d := bo.next()
+		log.Error("cannot re-adopt the node's containers; retrying", "err", err, "in", d)
+		if !sleep(ctx, d) {
+			return nil
+		}
+	}
+	bo.reset()
+
+	heartbeat := o.Config.Cluster.HeartbeatInterval
+	if heartbeat <= 0 {
+		heartbeat = conf.DefaultHeartbeatInterval
+	}
+	c := &conn{
+		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
+		sup: sup, log: log,
+	}
+	for {
+		welcomed, err := c.session(ctx)
+		if ctx.Err() != nil {
+			log.Info("shutting down; the job containers keep running")
+			return nil
+		}
+		if errors.Is(err, ErrBadSecret) {
+			log.Error("the controller refused this node's secret", "err", err)
+			return fmt.Errorf("node %s: %w", o.Node, err)
+		}
+		if welcomed {
+			bo.reset()
+		}
+		d := bo.next()
+		log.Warn("no connection to the controller; retrying", "err", err, "in", d)
+		if !sleep(ctx, d) {
+			log.Info("shutting down; the job containers keep running")
+			return nil
+		}
+	}
+}
+
+// sleep waits d, or less if ctx ends; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// runningJobs converts the runtime's containers for a hello.
+func runningJobs(tasks []runtime.Task) []api.RunningJob {
+	out := make([]api.RunningJob, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus})
+	}
+	return out
+}

@@ -1,0 +1,171 @@
+package noded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"sharq/api"
+)
+
+// conn is the node's side of its connection to the controller, over the
+// successive sessions Run opens.
+type conn struct {
+	node      string
+	secret    string
+	inv       Inventory
+	dial      func(ctx context.Context) (net.Conn, error)
+	heartbeat time.Duration
+	sup       *supervisor
+	log       *slog.Logger
+}
+
+// writeTimeout bounds one message write.
+func (c *conn) writeTimeout() time.Duration { return max(10*time.Second, 3*c.heartbeat) }
+
+// session connects, says hello, waits for the welcome and then serves the
+// connection until it breaks or ctx ends. welcomed reports whether the
+// controller accepted the node.
+func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
+	nc, err := c.dial(ctx)
+	if err != nil {
+		return false, fmt.Errorf("node %s: dial: %w", c.node, err)
+	}
+	defer nc.Close()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(sctx, func() { nc.Close() })
+	defer stop()
+
+	tasks, err := c.sup.rt.List(sctx)
+	if err != nil {
+		return false, fmt.Errorf("node %s: list containers: %w", c.node, err)
+	}
+	c.sup.out.supersede(tasks)
+	inv := c.inv.Inventory
+	hello := api.NodeMsg{
+		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret,
+		Inventory: &inv, Running: runningJobs(tasks),
+		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(),
+	}
+	if err := c.send(nc, hello); err != nil {
+		return false, fmt.Errorf("node %s: hello: %w", c.node, err)
+	}
+	nc.SetReadDeadline(time.Now().Add(welcomeTimeout))
+	dec := api.NewDecoder(nc)
+	var w api.NodeMsg
+	if err := dec.Decode(&w); err != nil {
+		return false, fmt.Errorf("node %s: waiting for the welcome: %w", c.node, err)
+	}
+	switch {
+	case w.Type != api.MsgWelcome:
+		return false, fmt.Errorf("node %s: protocol: %q instead of a welcome", c.node, w.Type)
+	case w.Error != "" && badSecret(w.Error):
+		return false, fmt.Errorf("%w: %s", ErrBadSecret, w.Error)
+	case w.Error != "":
+		return false, fmt.Errorf("%w: %s", ErrRefused, w.Error)
+	case w.V != api.Version:
+		return false, fmt.Errorf("node %s: protocol version %d, this node speaks %d", c.node, w.V, api.Version)
+	}
+	nc.SetReadDeadline(time.Time{})
+	c.log.Info("connected to the controller", "remote", nc.RemoteAddr().String(), "containers", len(tasks))
+
+	errc := make(chan error, 2)
+	go func() { errc <- c.writer(sctx, nc) }()
+	go func() { errc <- c.reader(sctx, dec) }()
+	err = <-errc
+	cancel()
+	<-errc
+	return true, err
+}
+
+// badSecret tells a refusal for the secret from other refusals (an unknown
+// node, a node already connected), which a later attempt may overcome.
+func badSecret(refusal string) bool {
+	r := strings.ToLower(refusal)
+	return strings.Contains(r, "secret") || strings.Contains(r, "authenticat")
+}
+
+func (c *conn) send(nc net.Conn, m api.NodeMsg) error {
+	nc.SetWriteDeadline(time.Now().Add(c.writeTimeout()))
+	return api.Encode(nc, m)
+}
+
+// writer sends the queued job reports as they come, and a heartbeat every
+// interval.
+func (c *conn) writer(ctx context.Context, nc net.Conn) error {
+	t := time.NewTicker(c.heartbeat)
+	defer t.Stop()
+	for {
+		for {
+			m, ok := c.sup.out.peek()
+			if !ok {
+				break
+			}
+			if err := c.send(nc, api.NodeMsg{V: api.Version, Type: api.MsgJobState, Node: c.node, JobState: &m, Time: time.Now()}); err != nil {
+				return fmt.Errorf("node %s: write: %w", c.node, err)
+			}
+			c.sup.out.pop()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if err := c.send(nc, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Time: time.Now()}); err != nil {
+				return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
+			}
+		case <-c.sup.out.notify:
+		}
+	}
+}
+
+// reader hands the controller's orders to the supervisor, in order per job.
+func (c *conn) reader(ctx context.Context, dec *api.Decoder) error {
+	for {
+		var m api.NodeMsg
+		if err := dec.Decode(&m); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("node %s: connection closed", c.node)
+			}
+			return fmt.Errorf("node %s: read: %w", c.node, err)
+		}
+		c.dispatch(m)
+	}
+}
+
+func (c *conn) dispatch(m api.NodeMsg) {
+	s := c.sup
+	switch m.Type {
+	case api.MsgStart:
+		if m.Start == nil {
+			c.log.Warn("start message without an order")
+			return
+		}
+		o := m.Start
+		s.serial.Do(o.Job.ID, func() { s.start(o) })
+	case api.MsgStop:
+		if m.Stop == nil {
+			c.log.Warn("stop message without an order")
+			return
+		}
+		o := *m.Stop
+		s.serial.Do(o.JobID, func() { s.stop(o) })
+	case api.MsgRemove:
+		if m.Stop == nil {
+			c.log.Warn("remove message without a job id")
+			return
+		}
+		id := m.Stop.JobID
+		s.serial.Do(id, func() { s.remove(id) })
+	case api.MsgWelcome:
+	default:
+		c.log.Warn("unexpected message from the controller", "type", m.Type)
+	}
+}

@@ -1,0 +1,193 @@
+package noded
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"sharq/api"
+	"sharq/runtime"
+)
+
+// ErrBadOrder is wrapped by every reason a start order cannot be run.
+var ErrBadOrder = errors.New("bad start order")
+
+// Files in a job's node directory.
+const (
+	scriptFile   = "script"
+	nodeFileName = "nodefile"
+)
+
+// specInput is what turning a start order into a container spec needs
+// besides the order.
+type specInput struct {
+	Node           string
+	GPUs           []api.GPU // the node's inventory
+	ExtraDevices   []string  // control devices GPU jobs get when they exist
+	JobDir         string    // the job's node directory (script, node file)
+	CheckpointRoot string
+}
+
+// prepareSpec checks a start order, writes the job's script and node file
+// into in.JobDir, makes its checkpoint directory, and returns the container
+// spec. Every file the job sees is bind-mounted at its host path.
+func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
+	j := &o.Job
+	if err := checkJobID(j.ID); err != nil {
+		return runtime.Spec{}, err
+	}
+	image := o.Image
+	if image == "" {
+		image = j.Image
+	}
+	switch {
+	case image == "":
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: no image", ErrBadOrder, j.ID)
+	case !filepath.IsAbs(j.WorkDir):
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: workdir %q is not absolute", ErrBadOrder, j.ID, j.WorkDir)
+	case j.Script == "" && len(j.Command) == 0:
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: neither script nor command", ErrBadOrder, j.ID)
+	case o.Run < 0:
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: run %d", ErrBadOrder, j.ID, o.Run)
+	}
+	gpus, err := pickGPUs(o.GPUs, in.GPUs)
+	if err != nil {
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
+	}
+
+	if err := os.MkdirAll(in.JobDir, 0o755); err != nil {
+		return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
+	}
+	nodes := o.NodeList
+	if len(nodes) == 0 {
+		nodes = []string{in.Node}
+	}
+	nodeFile := filepath.Join(in.JobDir, nodeFileName)
+	if err := writeFileAtomic(nodeFile, []byte(strings.Join(nodes, "\n")+"\n"), 0o644); err != nil {
+		return runtime.Spec{}, fmt.Errorf("job %s: node file: %w", j.ID, err)
+	}
+	ckpt, err := checkpointDir(in.CheckpointRoot, j.ID, j.Owner.UID, j.Owner.GID)
+	if err != nil {
+		return runtime.Spec{}, err
+	}
+	mounts := []runtime.Mount{
+		{Source: nodeFile, Dest: nodeFile, ReadOnly: true},
+		{Source: ckpt, Dest: ckpt},
+	}
+	args := j.Command
+	if j.Script != "" {
+		script := filepath.Join(in.JobDir, scriptFile)
+		if err := writeFileAtomic(script, []byte(j.Script), 0o644); err != nil {
+			return runtime.Spec{}, fmt.Errorf("job %s: script: %w", j.ID, err)
+		}
+		mounts = append(mounts, runtime.Mount{Source: script, Dest: script, ReadOnly: true})
+		args = []string{"/bin/sh", script}
+	}
+
+	var devices []string
+	for _, g := range gpus {
+		devices = append(devices, g.Device)
+	}
+	if len(gpus) > 0 {
+		for _, d := range in.ExtraDevices {
+			if _, err := os.Stat(d); err == nil {
+				devices = append(devices, d)
+			}
+		}
+	}
+	return runtime.Spec{
+		JobID:   j.ID,
+		Node:    in.Node,
+		Run:     o.Run,
+		Image:   image,
+		UID:     j.Owner.UID,
+		GID:     j.Owner.GID,
+		Groups:  j.Owner.Groups,
+		Args:    args,
+		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus}),
+		WorkDir: j.WorkDir,
+		Stdout:  j.Stdout,
+		Stderr:  j.Stderr,
+		Mounts:  mounts,
+		Devices: devices,
+		CPUs:    j.Resources.CPUsPerNode,
+		Memory:  j.Resources.MemPerNode,
+	}, nil
+}
+
+// pickGPUs finds the assigned GPU indices in the inventory.
+func pickGPUs(idx []int, inv []api.GPU) ([]api.GPU, error) {
+	out := make([]api.GPU, 0, len(idx))
+	seen := make(map[int]bool, len(idx))
+	for _, i := range idx {
+		if seen[i] {
+			return nil, fmt.Errorf("GPU %d assigned twice", i)
+		}
+		seen[i] = true
+		found := false
+		for _, g := range inv {
+			if g.Index == i {
+				if g.Device == "" {
+					return nil, fmt.Errorf("GPU %d has no device node", i)
+				}
+				out = append(out, g)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("GPU %d is not in the node's inventory", i)
+		}
+	}
+	return out, nil
+}
+
+// checkJobID refuses a job id that cannot name a directory safely.
+func checkJobID(id string) error {
+	if id == "" || id == "." || id == ".." || len(id) > 200 || strings.ContainsAny(id, "/\x00") {
+		return fmt.Errorf("%w: job id %q cannot name a directory", ErrBadOrder, id)
+	}
+	return nil
+}
+
+// checkpointDir returns root/<job id>, made owned by uid:gid with mode 0700
+// when missing. An existing one must be a real directory of that owner: a
+// job never gets another user's checkpoints.
+func checkpointDir(root, id string, uid, gid uint32) (string, error) {
+	if !filepath.IsAbs(root) {
+		return "", fmt.Errorf("job %s: checkpoint root %q is not absolute", id, root)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return "", fmt.Errorf("job %s: checkpoint root: %w", id, err)
+	}
+	dir := filepath.Join(root, id)
+	err := os.Mkdir(dir, 0o700)
+	switch {
+	case err == nil:
+		if err := os.Lchown(dir, int(uid), int(gid)); err != nil {
+			os.Remove(dir)
+			return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+		}
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+		}
+		return dir, nil
+	case !errors.Is(err, os.ErrExist):
+		return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok {
+		return "", fmt.Errorf("job %s: checkpoint dir %s is not a directory", id, dir)
+	}
+	if st.Uid != uid {
+		return "", fmt.Errorf("job %s: checkpoint dir %s belongs to uid %d, not the job's owner %d", id, dir, st.Uid, uid)
+	}
+	return dir, nil
+}

@@ -1,0 +1,470 @@
+package sched
+
+import (
+	"fmt"
+	"sort"
+)
+
+const maxPriority = 9999
+
+func (s *Scheduler) known(id JobID) bool {
+	if _, ok := s.jobs[id]; ok {
+		return true
+	}
+	_, ok := s.outcomes[id]
+	return ok
+}
+
+func (s *Scheduler) lookup(id JobID) (*job, error) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownJob, id)
+	}
+	return j, nil
+}
+
+func checkRequest(jb *Job) error {
+	switch {
+	case jb.ID == "":
+		return fmt.Errorf("%w: job without an id", ErrInvalid)
+	case jb.Priority < 0 || jb.Priority > maxPriority:
+		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, jb.ID, jb.Priority, maxPriority)
+	case jb.Nodes < 1:
+		return fmt.Errorf("%w: job %s: %d nodes", ErrInvalid, jb.ID, jb.Nodes)
+	case jb.GPUsPerNode < 0 || jb.GPUsPerNode > maxNodeGPUs || jb.CPUsPerNode < 0 || jb.MemPerNode < 0:
+		return fmt.Errorf("%w: job %s: negative or oversized request", ErrInvalid, jb.ID)
+	case jb.Hold&^(HoldUser|HoldAdmin|HoldSystem) != 0:
+		return fmt.Errorf("%w: job %s: hold %d", ErrInvalid, jb.ID, jb.Hold)
+	}
+	return nil
+}
+
+func (s *Scheduler) submitted(e Submitted) error {
+	jb := cloneJob(e.Job)
+	if err := checkRequest(&jb); err != nil {
+		return err
+	}
+	if s.known(jb.ID) {
+		return fmt.Errorf("%w: %s", ErrDuplicateJob, jb.ID)
+	}
+	sh := s.shareByName[jb.Share]
+	if sh == nil || sh.removed {
+		return fmt.Errorf("%w: job %s: unknown share %q", ErrInvalid, jb.ID, jb.Share)
+	}
+	pid, idx, isSub := splitSubID(jb.ID)
+	if a := jb.Array; a != nil {
+		if !isArrayID(jb.ID) {
+			return fmt.Errorf("%w: array job %s: id must look like 123[].host", ErrInvalid, jb.ID)
+		}
+		if len(a.Indices) == 0 || a.MaxRunning < 0 {
+			return fmt.Errorf("%w: array job %s: no indices or negative %%max", ErrInvalid, jb.ID)
+		}
+		for i, x := range a.Indices {
+			if x < 0 || (i > 0 && x <= a.Indices[i-1]) {
+				return fmt.Errorf("%w: array job %s: indices must ascend", ErrInvalid, jb.ID)
+			}
+		}
+	} else if isArrayID(jb.ID) {
+		return fmt.Errorf("%w: job %s: an array id without Array", ErrInvalid, jb.ID)
+	}
+	if err := s.checkDeps(jb.ID, jb.Deps); err != nil {
+		return err
+	}
+
+	j := &job{Job: jb, share: sh, state: Pending}
+	if a := jb.Array; a != nil {
+		j.arr = &arrayState{indices: a.Indices, maxRunning: a.MaxRunning}
+		for _, sj := range s.orphanSubs[jb.ID] {
+			if sj.state == Pending {
+				j.arr.pendingSub++
+			} else {
+				j.arr.running = append(j.arr.running, sj)
+			}
+			j.everStarted = true
+		}
+		delete(s.orphanSubs, jb.ID)
+	} else if isSub {
+		j.sub, j.parent, j.index = true, pid, idx
+		if p := s.jobs[pid]; p != nil && p.arr != nil {
+			p.arr.pendingSub++
+		} else {
+			s.orphanSubs[pid] = append(s.orphanSubs[pid], j)
+		}
+	}
+	s.jobs[j.ID] = j
+	sh.pending++
+	s.setNotBefore(j)
+	never := s.setDeps(j)
+	s.checkNeverFits(j, true)
+	s.refresh(j)
+	if never {
+		s.failPending(j, ReasonDependencyNeverMet)
+	}
+	return nil
+}
+
+func (s *Scheduler) adopted(e Adopted) error {
+	jb := cloneJob(e.Job)
+	if err := checkRequest(&jb); err != nil {
+		return err
+	}
+	if s.known(jb.ID) {
+		return fmt.Errorf("%w: %s", ErrDuplicateJob, jb.ID)
+	}
+	if jb.Array != nil || isArrayID(jb.ID) {
+		return fmt.Errorf("%w: job %s: an array cannot be adopted, only its subjobs", ErrInvalid, jb.ID)
+	}
+	if len(e.Allocs) != jb.Nodes {
+		return fmt.Errorf("%w: job %s: %d allocations for %d nodes", ErrInvalid, jb.ID, len(e.Allocs), jb.Nodes)
+	}
+	var nodes []*node
+	var allocs []Alloc
+	for _, a := range e.Allocs {
+		n := s.nodeByName[a.Node]
+		if n == nil {
+			return fmt.Errorf("%w: %s (job %s)", ErrUnknownNode, a.Node, jb.ID)
+		}
+		if containsNode(nodes, n) || len(a.GPUs) != jb.GPUsPerNode {
+			return fmt.Errorf("%w: job %s: allocation on %s does not match the request", ErrInvalid, jb.ID, a.Node)
+		}
+		var g gpuSet
+		for _, x := range a.GPUs {
+			if x < 0 || x >= maxNodeGPUs || g.has(x) || n.held.has(x) {
+				return fmt.Errorf("%w: job %s: GPU %d of %s is out of range or busy", ErrInvalid, jb.ID, x, a.Node)
+			}
+			g.set(x)
+		}
+		nodes = append(nodes, n)
+		allocs = append(allocs, Alloc{Node: a.Node, GPUs: g.list()})
+	}
+	sh := s.shareByName[jb.Share]
+	if sh == nil {
+		sh = s.ghostShare(jb.Share, nil)
+	}
+	j := &job{Job: jb, share: sh, state: Running, depsOK: true, timeOK: true, everStarted: true}
+	if e.Preempting {
+		j.state = Preempting
+	}
+	j.allocs, j.anodes, j.started = allocs, nodes, e.Started
+	if pid, idx, ok := splitSubID(jb.ID); ok {
+		j.sub, j.parent, j.index = true, pid, idx
+		if p := s.jobs[pid]; p != nil && p.arr != nil {
+			p.arr.running = append(p.arr.running, j)
+			p.everStarted = true
+		} else {
+			s.orphanSubs[pid] = append(s.orphanSubs[pid], j)
+		}
+	}
+	s.jobs[j.ID] = j
+	s.hold(j)
+	if j.state == Preempting {
+		s.setOrphan(j, true)
+	}
+	for _, n := range nodes {
+		s.nodeRefresh(n)
+	}
+	return nil
+}
+
+func containsNode(list []*node, n *node) bool {
+	for _, x := range list {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scheduler) cancelled(e Cancelled) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case j.arr != nil:
+		j.cancelled = true
+		if j.state == Pending {
+			s.leavePending(j)
+			j.state = Running
+		}
+		for _, sj := range j.arr.running {
+			s.kill(sj)
+		}
+		s.checkArrayDone(j)
+	case j.state == Pending:
+		s.cancelPending(j)
+	default:
+		s.kill(j)
+	}
+	return nil
+}
+
+// kill marks a job that holds GPUs as cancelled; it keeps them until Exited.
+func (s *Scheduler) kill(j *job) {
+	j.cancelled = true
+	if j.state == Running {
+		j.state = Killing
+	}
+}
+
+func (s *Scheduler) exited(e Exited) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if !j.holding() {
+		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
+	}
+	s.stopped(j, e.ExitStatus, j.state == Preempting, true)
+	return nil
+}
+
+func (s *Scheduler) requeued(e Requeued) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if !j.holding() {
+		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
+	}
+	if j.cancelled || j.state == Killing {
+		s.stopped(j, 0, false, false)
+		return nil
+	}
+	s.unhold(j)
+	s.requeue(j, false)
+	return nil
+}
+
+// entries returns the pending entries an event on j applies to: j itself,
+// and for an array its preempted subjobs waiting in the queue.
+func (s *Scheduler) entries(j *job) []*job {
+	out := []*job{}
+	if j.state == Pending {
+		out = append(out, j)
+	}
+	return append(out, s.pendingSubs(j)...)
+}
+
+// reposition changes a pending entry's priority, keeping the queue sorted.
+func (s *Scheduler) reposition(j *job, prio int) {
+	if j.nom != nil {
+		s.releaseNom(j.nom)
+	}
+	if j.Priority == prio {
+		return
+	}
+	if j.inReady {
+		j.share.q.remove(j)
+		j.Priority = prio
+		j.share.q.insert(j)
+	} else {
+		j.Priority = prio
+	}
+	s.markDirty(j.share)
+}
+
+func (s *Scheduler) priorityChanged(e PriorityChanged) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if e.Priority < 0 || e.Priority > maxPriority {
+		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, e.ID, e.Priority, maxPriority)
+	}
+	for _, x := range s.entries(j) {
+		s.reposition(x, e.Priority)
+	}
+	running := []*job{}
+	if j.holding() {
+		running = append(running, j)
+	}
+	if j.arr != nil {
+		running = append(running, j.arr.running...)
+		j.Priority = e.Priority
+	}
+	for _, x := range running {
+		x.Priority = e.Priority
+		s.markDirty(x.share)
+	}
+	return nil
+}
+
+func (s *Scheduler) holdChanged(e HoldChanged) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if e.Bit == 0 || e.Bit&^(HoldUser|HoldAdmin|HoldSystem) != 0 {
+		return fmt.Errorf("%w: job %s: hold bits %d", ErrInvalid, e.ID, e.Bit)
+	}
+	list := s.entries(j)
+	if len(list) == 0 {
+		return fmt.Errorf("%w: job %s is not pending", ErrInvalid, e.ID)
+	}
+	for _, x := range list {
+		if e.Set {
+			x.Hold |= e.Bit
+			if x.nom != nil {
+				s.releaseNom(x.nom)
+			}
+		} else {
+			x.Hold &^= e.Bit
+			if e.Bit&HoldSystem != 0 && x.neverFits {
+				x.neverFits = false
+				if p := x.share.part; p != nil {
+					p.neverFits = removeJob(p.neverFits, x)
+				}
+			}
+		}
+		s.refresh(x)
+	}
+	return nil
+}
+
+func (s *Scheduler) jobAltered(e JobAltered) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if j.state != Pending {
+		return fmt.Errorf("%w: job %s is not pending", ErrInvalid, e.ID)
+	}
+	if e.Priority < 0 || e.Priority > maxPriority {
+		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, e.ID, e.Priority, maxPriority)
+	}
+	if j.everStarted && !sameDeps(j.Deps, e.Deps) {
+		return fmt.Errorf("%w: job %s: dependencies of a job that has run cannot change", ErrInvalid, e.ID)
+	}
+	if err := s.checkDeps(j.ID, e.Deps); err != nil {
+		return err
+	}
+	if j.nom != nil {
+		s.releaseNom(j.nom)
+	}
+	s.reposition(j, e.Priority)
+	if !j.NotBefore.Equal(e.NotBefore) {
+		j.NotBefore = e.NotBefore
+		s.setNotBefore(j)
+	}
+	j.Deps = append([]Dep(nil), e.Deps...)
+	never := s.setDeps(j)
+	s.refresh(j)
+	if never {
+		s.failPending(j, ReasonDependencyNeverMet)
+	}
+	return nil
+}
+
+func sameDeps(a, b []Dep) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scheduler) lookupNode(name string) (*node, error) {
+	n := s.nodeByName[name]
+	if n == nil || n.ghost {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownNode, name)
+	}
+	return n, nil
+}
+
+func (s *Scheduler) nodeUp(e NodeUp) error {
+	n, err := s.lookupNode(e.Node)
+	if err != nil {
+		return err
+	}
+	if e.GPUs < 0 || e.GPUs > maxNodeGPUs {
+		return fmt.Errorf("%w: node %s: %d GPUs (0..%d)", ErrInvalid, e.Node, e.GPUs, maxNodeGPUs)
+	}
+	n.up = true
+	grew := false
+	if e.GPUs > 0 && e.GPUs != n.gpus {
+		grew = e.GPUs > n.gpus
+		n.gpus = e.GPUs
+		n.valid = firstN(n.gpus)
+		computeAtLeast(n.part)
+	}
+	s.nodeRefresh(n)
+	n.part.dirty = true
+	if grew || len(n.part.neverFits) > 0 {
+		s.recheckNeverFits(n.part)
+	}
+	return nil
+}
+
+// releaseNomsOn releases the nominations that use node n.
+func (s *Scheduler) releaseNomsOn(n *node) {
+	p := n.part
+	for i := 0; i < len(p.noms); {
+		if containsNode(p.noms[i].nodes, n) {
+			s.releaseNom(p.noms[i])
+			continue
+		}
+		i++
+	}
+}
+
+func (s *Scheduler) nodeDown(e NodeDown) error {
+	n, err := s.lookupNode(e.Node)
+	if err != nil {
+		return err
+	}
+	n.up = false
+	s.releaseNomsOn(n)
+	jobs := append([]*job(nil), n.jobs...)
+	sort.Slice(jobs, func(a, b int) bool {
+		if jobs[a].Seq != jobs[b].Seq {
+			return jobs[a].Seq < jobs[b].Seq
+		}
+		return jobs[a].ID < jobs[b].ID
+	})
+	for _, j := range jobs {
+		s.stopped(j, 0, true, true)
+	}
+	s.nodeRefresh(n)
+	n.part.dirty = true
+	return nil
+}
+
+func (s *Scheduler) nodeDrained(e NodeDrained) error {
+	n, err := s.lookupNode(e.Node)
+	if err != nil {
+		return err
+	}
+	n.drain = true
+	s.releaseNomsOn(n)
+	s.nodeRefresh(n)
+	n.part.dirty = true
+	return nil
+}
+
+func (s *Scheduler) nodeResumed(e NodeResumed) error {
+	n, err := s.lookupNode(e.Node)
+	if err != nil {
+		return err
+	}
+	n.drain = false
+	s.nodeRefresh(n)
+	n.part.dirty = true
+	return nil
+}
+
+func (s *Scheduler) dependencyOutcome(e DependencyOutcome) error {
+	if e.ID == "" {
+		return fmt.Errorf("%w: outcome without a job id", ErrInvalid)
+	}
+	if _, ok := s.jobs[e.ID]; ok {
+		return fmt.Errorf("%w: job %s is still in the core", ErrInvalid, e.ID)
+	}
+	s.outcomes[e.ID] = makeOutcome(e.ExitStatus, e.Started, e.Cancelled, e.Failed)
+	s.notify(e.ID, true)
+	return nil
+}

@@ -1,0 +1,117 @@
+package sched
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Array ids: the array is "123[].lab", its subjob i is "123[i].lab".
+
+// isArrayID says whether id names a whole array.
+func isArrayID(id JobID) bool { return strings.Contains(string(id), "[]") }
+
+// subID returns the id of subjob idx of array id.
+func subID(array JobID, idx int) JobID {
+	return JobID(strings.Replace(string(array), "[]", "["+strconv.Itoa(idx)+"]", 1))
+}
+
+// splitSubID splits "123[7].lab" into "123[].lab" and 7.
+func splitSubID(id JobID) (JobID, int, bool) {
+	s := string(id)
+	open := strings.IndexByte(s, '[')
+	if open < 0 {
+		return "", 0, false
+	}
+	end := strings.IndexByte(s[open:], ']')
+	if end <= 1 {
+		return "", 0, false
+	}
+	end += open
+	idx, err := strconv.Atoi(s[open+1 : end])
+	if err != nil || idx < 0 || strconv.Itoa(idx) != s[open+1:end] {
+		return "", 0, false
+	}
+	return JobID(s[:open+1] + s[end:]), idx, true
+}
+
+func (a *arrayState) hasRemaining(idx int) bool {
+	rest := a.indices[a.pos:]
+	k := sort.SearchInts(rest, idx)
+	return k < len(rest) && rest[k] == idx
+}
+
+// arrayOf returns the array state that limits j: its own, or its array's
+// for a subjob.
+func (s *Scheduler) arrayOf(j *job) *arrayState {
+	if j.arr != nil {
+		return j.arr
+	}
+	if j.sub {
+		if p, ok := s.jobs[j.parent]; ok {
+			return p.arr
+		}
+	}
+	return nil
+}
+
+// atArrayLimit says whether j's array already runs its %max subjobs.
+func (s *Scheduler) atArrayLimit(j *job) bool {
+	a := s.arrayOf(j)
+	return a != nil && a.maxRunning > 0 && len(a.running) >= a.maxRunning
+}
+
+// parentOf returns a subjob's array entry, if the core holds it.
+func (s *Scheduler) parentOf(j *job) *job {
+	if !j.sub {
+		return nil
+	}
+	p := s.jobs[j.parent]
+	if p == nil || p.arr == nil {
+		return nil
+	}
+	return p
+}
+
+func removeJob(list []*job, j *job) []*job {
+	for i, x := range list {
+		if x == j {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// checkArrayDone finishes an array once no index is left to start and no
+// subjob is pending or running.
+func (s *Scheduler) checkArrayDone(p *job) {
+	if p == nil || p.gone || p.arr == nil {
+		return
+	}
+	a := p.arr
+	if a.remaining() > 0 || a.pendingSub > 0 || len(a.running) > 0 {
+		return
+	}
+	if p.state == Pending {
+		s.queueRemove(p)
+		p.share.pending--
+		p.state = Running
+	}
+	exit := 0
+	if p.failedFlag {
+		exit = 1
+	}
+	s.plan.Finished = append(s.plan.Finished, p.ID)
+	s.finish(p, makeOutcome(exit, p.everStarted, p.cancelled, false))
+}
+
+// markAllStarted records that every subjob of an array has started (the
+// "after" dependency on the array is met).
+func (s *Scheduler) markAllStarted(p *job) {
+	a := p.arr
+	if a.allStarted || a.remaining() > 0 || a.pendingSub > 0 {
+		return
+	}
+	a.allStarted = true
+	s.notify(p.ID, false)
+}

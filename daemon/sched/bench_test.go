@@ -1,0 +1,176 @@
+package sched
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// benchCluster is nodes x 8 GPUs, 50 shares holding 90% of the GPUs as
+// quota (RESERVE, LEND, LEND_AND_BORROW at 50% and unlimited; in-share
+// preemption on every fifth), and pending jobs of 1, 2, 4 or 8 GPUs with
+// priorities 0..3 spread over the shares, after the first pass filled the
+// cluster.
+type benchCluster struct {
+	s       *Scheduler
+	now     time.Time
+	seq     uint64
+	rnd     uint64
+	running []JobID // started jobs, oldest first (some may have ended)
+}
+
+func (c *benchCluster) next() uint64 {
+	c.rnd = c.rnd*6364136223846793005 + 1442695040888963407
+	return c.rnd >> 33
+}
+
+func (c *benchCluster) submit(b *testing.B) {
+	c.seq++
+	sh := fmt.Sprintf("s%d", c.next()%50)
+	err := c.s.Apply(Submitted{Job: Job{
+		ID: JobID(fmt.Sprintf("%d.bench", c.seq)), Share: sh, Seq: c.seq,
+		Priority: int(c.next() % 4), Nodes: 1, GPUsPerNode: []int{1, 2, 4, 8}[c.next()%4],
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+func (c *benchCluster) schedule() Plan {
+	c.now = c.now.Add(time.Second)
+	p := c.s.Schedule(c.now)
+	for _, st := range p.Starts {
+		c.running = append(c.running, st.Job)
+	}
+	return p
+}
+
+func newBenchCluster(b *testing.B, nodes, pending int) *benchCluster {
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}}
+	for i := 0; i < nodes; i++ {
+		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
+	}
+	quota := nodes * 8 * 9 / 10 / 50
+	for i := 0; i < 50; i++ {
+		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: quota, InSharePreemption: i%5 == 0}
+		switch i % 4 {
+		case 0:
+			sh.Strategy = Reserve
+		case 1:
+			sh.Strategy = Lend
+		case 2:
+			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
+		case 3:
+			sh.Strategy, sh.BorrowLimit = LendAndBorrow, Unlimited
+		}
+		cfg.Shares = append(cfg.Shares, sh)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1}
+	for _, n := range cfg.Nodes {
+		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < pending; i++ {
+		c.submit(b)
+	}
+	c.schedule()
+	c.schedule()
+	return c
+}
+
+var benchSizes = []struct{ nodes, pending int }{
+	{100, 1000}, {100, 10000}, {100, 100000},
+	{1000, 1000}, {1000, 10000}, {1000, 100000},
+}
+
+// BenchmarkFullPass: a pass that looks at every share (as after a capacity
+// change) with the cluster full and jobs pending.
+func BenchmarkFullPass(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			c := newBenchCluster(b, sz.nodes, sz.pending)
+			runtime.GC() // the setup's garbage is not the pass's cost
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, p := range c.s.parts {
+					p.dirty = true
+				}
+				c.schedule()
+			}
+		})
+	}
+}
+
+// BenchmarkFirstPass: the first pass over an empty cluster, which starts
+// every job that fits.
+func BenchmarkFirstPass(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				c := newBenchCluster(b, sz.nodes, 0)
+				for k := 0; k < sz.pending; k++ {
+					c.submit(b)
+				}
+				runtime.GC()
+				b.StartTimer()
+				c.schedule()
+			}
+		})
+	}
+}
+
+// BenchmarkSubmit: one Submitted plus the pass after it.
+func BenchmarkSubmit(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			c := newBenchCluster(b, sz.nodes, sz.pending)
+			runtime.GC() // the setup's garbage is not the pass's cost
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.submit(b)
+				c.schedule()
+			}
+		})
+	}
+}
+
+// BenchmarkExit: one job exits (a running or preempted one, oldest first)
+// plus the pass after it, which starts what fits in the freed GPUs.
+func BenchmarkExit(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			c := newBenchCluster(b, sz.nodes, sz.pending)
+			runtime.GC() // the setup's garbage is not the pass's cost
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var id JobID
+				for len(c.running) > 0 {
+					id = c.running[0]
+					c.running = c.running[1:]
+					if info, ok := c.s.Job(id); ok && info.State != Pending {
+						break
+					}
+					id = ""
+				}
+				if id == "" {
+					b.StopTimer()
+					c.submit(b)
+					c.schedule()
+					b.StartTimer()
+					continue
+				}
+				if err := c.s.Apply(Exited{ID: id}); err != nil {
+					b.Fatal(err)
+				}
+				c.schedule()
+			}
+		})
+	}
+}

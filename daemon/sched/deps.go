@@ -1,0 +1,162 @@
+package sched
+
+import "fmt"
+
+// outcome is how a job that left the core ended; the core keeps one per job
+// it has seen end so that dependencies on it resolve.
+type outcome struct {
+	exit  int32
+	flags uint8
+}
+
+const (
+	outStarted uint8 = 1 << iota
+	outCancelled
+	outFailed
+)
+
+func (o outcome) started() bool { return o.flags&outStarted != 0 }
+
+// ok says whether the job succeeded: it ran and exited with 0.
+func (o outcome) ok() bool {
+	return o.flags&outStarted != 0 && o.flags&(outCancelled|outFailed) == 0 && o.exit == 0
+}
+
+func makeOutcome(exit int, started, cancelled, failed bool) outcome {
+	o := outcome{exit: int32(exit)}
+	if started {
+		o.flags |= outStarted
+	}
+	if cancelled {
+		o.flags |= outCancelled
+	}
+	if failed {
+		o.flags |= outFailed
+	}
+	return o
+}
+
+// notice says a job started (after deps may resolve) or ended.
+type notice struct {
+	id    JobID
+	ended bool
+}
+
+func (s *Scheduler) notify(id JobID, ended bool) {
+	if len(s.waiters[id]) > 0 {
+		s.notifyQ = append(s.notifyQ, notice{id, ended})
+	} else if ended {
+		delete(s.waiters, id)
+	}
+}
+
+// drainNotices re-evaluates the jobs waiting on jobs that started or ended,
+// failing those whose dependencies can no longer be met (which may in turn
+// end other waits).
+func (s *Scheduler) drainNotices() {
+	for len(s.notifyQ) > 0 {
+		n := s.notifyQ[0]
+		s.notifyQ = s.notifyQ[1:]
+		ws := s.waiters[n.id]
+		if n.ended {
+			delete(s.waiters, n.id)
+		}
+		for _, w := range ws {
+			if w.gone || w.state != Pending || w.depsOK {
+				continue
+			}
+			s.recheckDeps(w)
+		}
+	}
+	s.notifyQ = s.notifyQ[:0]
+}
+
+// depStatus says whether d is satisfied, can never be, or names a job the
+// core has never seen.
+func (s *Scheduler) depStatus(d Dep) (sat, never, unknown bool) {
+	if t, ok := s.jobs[d.On]; ok {
+		if d.Type != After {
+			return false, false, false
+		}
+		if t.arr != nil {
+			return t.arr.allStarted, false, false
+		}
+		return t.everStarted, false, false
+	}
+	if pid, idx, ok := splitSubID(d.On); ok {
+		if p, ok := s.jobs[pid]; ok && p.arr != nil && p.arr.hasRemaining(idx) {
+			return false, false, false
+		}
+	}
+	o, ok := s.outcomes[d.On]
+	if !ok {
+		return false, false, true
+	}
+	switch d.Type {
+	case AfterOK:
+		return o.ok(), !o.ok(), false
+	case AfterNotOK:
+		return !o.ok(), o.ok(), false
+	case AfterAny:
+		return true, false, false
+	default: // After
+		return o.started(), !o.started(), false
+	}
+}
+
+// checkDeps validates a dependency list for job id.
+func (s *Scheduler) checkDeps(id JobID, deps []Dep) error {
+	for _, d := range deps {
+		if d.Type > After {
+			return fmt.Errorf("%w: job %s: dependency type %v", ErrInvalid, id, d.Type)
+		}
+		if d.On == id {
+			return fmt.Errorf("%w: job %s depends on itself", ErrInvalid, id)
+		}
+		if _, _, unknown := s.depStatus(d); unknown {
+			return fmt.Errorf("%w: %s (dependency of %s)", ErrUnknownJob, d.On, id)
+		}
+	}
+	return nil
+}
+
+// setDeps registers j as a waiter on its unsatisfied dependencies and
+// returns whether one can never be met.
+func (s *Scheduler) setDeps(j *job) (never bool) {
+	j.depsOK = true
+	for _, d := range j.Deps {
+		sat, nv, _ := s.depStatus(d)
+		if nv {
+			never = true
+		}
+		if !sat {
+			j.depsOK = false
+			if !nv {
+				s.waiters[d.On] = append(s.waiters[d.On], j)
+			}
+		}
+	}
+	return never
+}
+
+// recheckDeps re-evaluates a waiting job's dependencies.
+func (s *Scheduler) recheckDeps(j *job) {
+	all, never := true, false
+	for _, d := range j.Deps {
+		sat, nv, unknown := s.depStatus(d)
+		if nv || unknown {
+			never = true
+		}
+		if !sat {
+			all = false
+		}
+	}
+	if never {
+		s.failPending(j, ReasonDependencyNeverMet)
+		return
+	}
+	if all {
+		j.depsOK = true
+		s.refresh(j)
+	}
+}

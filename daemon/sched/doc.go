@@ -1,0 +1,24 @@
+// Package sched is sharq's scheduling core: a pure, deterministic state
+// machine. It holds the partitions, nodes, shares and every pending or
+// running job; drivers (the controller sharqctld and the simulator
+// sharq-sim) feed it events with Apply and call Schedule(now) to get a Plan:
+// jobs to start with exact node and GPU indices, jobs to preempt, jobs
+// requeued or failed, and a typed reason for each job that stays pending.
+//
+// The package does no I/O, starts no goroutines, never reads the clock (time
+// is passed in) and uses no randomness: the same events give the same plan.
+// A decision is applied to the core's own state as it is made (a started job
+// holds its GPUs at once; a preempted job holds them until the driver reports
+// its exit), so the driver only carries the plan out and reports back.
+//
+// Where the rules live: pass.go (order of a pass, quota classes, the
+// reservation that keeps later jobs from delaying a blocked one, reasons),
+// preempt.go (cross-share reclaim, in-share preemption, placement-aware
+// minimal victim sets, nominations), placement.go (tight fit, adjacent
+// GPUs), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// restores them after a restart), arrays.go. Nodes start down; NodeUp makes
+// them usable. A pass looks at every share of a partition after a capacity
+// change and only at changed shares otherwise, and at most a bounded number
+// of blocked jobs per share (the rest wait with ReasonPriority), so a pass
+// costs what changed, not the number of pending jobs.
+package sched

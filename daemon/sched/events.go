@@ -1,0 +1,111 @@
+package sched
+
+import "time"
+
+// Event is an input to the core. The concrete types below are the only
+// events; Apply rejects others.
+type Event interface{ isEvent() }
+
+// Submitted adds a pending job (or array job) to its share's queue.
+type Submitted struct{ Job Job }
+
+// Adopted restores a job that is already running (controller restart):
+// it holds Allocs at once. Preempting marks a job that had been sent SIGTERM.
+type Adopted struct {
+	Job        Job
+	Allocs     []Alloc
+	Started    time.Time
+	Preempting bool
+}
+
+// Cancelled removes a pending job, or marks a running one as being killed:
+// its GPUs stay busy until Exited arrives.
+type Cancelled struct{ ID JobID }
+
+// Exited reports that a running job's processes are gone. ExitStatus
+// follows PBS (the script's code, or 256+signal). A job that the core had
+// preempted is requeued (or failed once its retries are used up); any other
+// job is finished and removed.
+type Exited struct {
+	ID         JobID
+	ExitStatus int
+}
+
+// Requeued puts a running job back in its queue at its original position,
+// without counting a preemption (e.g. its start failed on the node).
+type Requeued struct{ ID JobID }
+
+// PriorityChanged sets a job's priority; it is re-evaluated at the next pass.
+type PriorityChanged struct {
+	ID       JobID
+	Priority int
+}
+
+// HoldChanged sets (Set) or clears (!Set) hold bits on a pending job.
+type HoldChanged struct {
+	ID  JobID
+	Set bool
+	Bit Hold
+}
+
+// JobAltered replaces what may change on a pending job (qalter): name-level
+// fields are the driver's; the core takes Priority, NotBefore and Deps.
+type JobAltered struct {
+	ID        JobID
+	Priority  int
+	NotBefore time.Time
+	Deps      []Dep
+}
+
+// NodeUp marks a node usable. GPUs, when positive, is the number of GPUs
+// the node really has (it overrides the declared count).
+type NodeUp struct {
+	Node string
+	GPUs int
+}
+
+// NodeDown marks a node unusable; its running jobs are treated as preempted
+// (requeued, or failed once their retries are used up).
+type NodeDown struct{ Node string }
+
+// NodeDrained stops new jobs on a node; running ones finish.
+type NodeDrained struct{ Node string }
+
+// NodeResumed undoes NodeDrained.
+type NodeResumed struct{ Node string }
+
+// ConfigReplaced installs a new configuration. Running jobs keep running;
+// jobs of removed shares stay until they end but are never started.
+type ConfigReplaced struct{ Config Config }
+
+// DependencyOutcome tells the core how a job that is no longer in it ended,
+// so that dependencies on it resolve; the controller sends one for each
+// finished job a pending job may depend on when it restores its state after
+// a restart (before the Submitted events of the dependent jobs). Started says
+// whether the job ever ran; ExitStatus is its exit status (PBS: the script's
+// code, or 256+signal); Cancelled marks a job deleted by qdel; Failed a job
+// the core (or the controller) failed. For an array job, ID is the array id
+// ("123[].lab") and ExitStatus is 0 only when every subjob exited with 0.
+// It is an ErrInvalid for a job the core holds.
+type DependencyOutcome struct {
+	ID         JobID
+	ExitStatus int
+	Started    bool
+	Cancelled  bool
+	Failed     bool
+}
+
+func (Submitted) isEvent()         {}
+func (Adopted) isEvent()           {}
+func (Cancelled) isEvent()         {}
+func (Exited) isEvent()            {}
+func (Requeued) isEvent()          {}
+func (PriorityChanged) isEvent()   {}
+func (HoldChanged) isEvent()       {}
+func (JobAltered) isEvent()        {}
+func (NodeUp) isEvent()            {}
+func (NodeDown) isEvent()          {}
+func (NodeDrained) isEvent()       {}
+func (NodeResumed) isEvent()       {}
+func (ConfigReplaced) isEvent()    {}
+func (DependencyOutcome) isEvent() {}

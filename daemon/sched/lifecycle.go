@@ -1,0 +1,243 @@
+package sched
+
+// start places j (for an array entry: its next subjob) on allocs and
+// reports the Start.
+func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
+	sh := j.share
+	t := j
+	var parent *job
+	if a := j.arr; a != nil {
+		idx := a.indices[a.pos]
+		a.pos++
+		t = &job{Job: j.Job, share: sh, sub: true, parent: j.ID, index: idx, depsOK: true, timeOK: true}
+		t.Job.ID = subID(j.ID, idx)
+		t.Job.Array = nil
+		t.Job.Deps = nil
+		t.Job.Hold = 0
+		s.jobs[t.ID] = t
+		parent = j
+		if a.remaining() == 0 {
+			s.queueRemove(j)
+			sh.pending--
+			j.state = Running
+		}
+	} else {
+		s.queueRemove(j)
+		sh.pending--
+		if parent = s.parentOf(j); parent != nil {
+			parent.arr.pendingSub--
+		}
+	}
+	t.state = Running
+	t.allocs, t.anodes, t.started = allocs, nodes, s.now
+	t.startGen = s.gen
+	t.reason, t.reported = ReasonNone, ReasonNone
+	s.hold(t)
+	for _, n := range nodes {
+		s.nodeRefresh(n)
+	}
+	st := Start{Job: t.ID, Share: sh.cfg.Name}
+	for _, a := range allocs {
+		st.Allocs = append(st.Allocs, Alloc{Node: a.Node, GPUs: append([]int(nil), a.GPUs...)})
+	}
+	if t.sub {
+		st.Array, st.Index = t.parent, t.index
+	}
+	s.plan.Starts = append(s.plan.Starts, st)
+	if !t.everStarted {
+		t.everStarted = true
+		s.notify(t.ID, false)
+	}
+	if parent != nil {
+		parent.arr.running = append(parent.arr.running, t)
+		parent.everStarted = true
+		s.markAllStarted(parent)
+	}
+}
+
+// finish removes j from the core and remembers how it ended.
+func (s *Scheduler) finish(j *job, o outcome) {
+	j.gone = true
+	j.inReady = false
+	delete(s.jobs, j.ID)
+	s.outcomes[j.ID] = o
+	s.notify(j.ID, true)
+	if j.sub {
+		if p := s.parentOf(j); p != nil {
+			if !o.ok() {
+				p.failedFlag = true
+			}
+			s.checkArrayDone(p)
+		} else {
+			s.orphanSubs[j.parent] = removeJob(s.orphanSubs[j.parent], j)
+			if len(s.orphanSubs[j.parent]) == 0 {
+				delete(s.orphanSubs, j.parent)
+			}
+		}
+	}
+}
+
+// leavePending takes a pending entry out of its queue and counters.
+func (s *Scheduler) leavePending(j *job) {
+	if j.nom != nil {
+		s.releaseNom(j.nom)
+	}
+	s.queueRemove(j)
+	j.share.pending--
+	if p := s.parentOf(j); p != nil {
+		p.arr.pendingSub--
+	}
+	if a := j.arr; a != nil {
+		a.pos = len(a.indices)
+		for _, sj := range s.pendingSubs(j) {
+			s.leavePending(sj)
+			s.plan.Finished = append(s.plan.Finished, sj.ID)
+			s.finish(sj, makeOutcome(0, sj.everStarted, true, false))
+		}
+	}
+}
+
+// pendingSubs returns an array's preempted subjobs waiting in the queue.
+func (s *Scheduler) pendingSubs(p *job) []*job {
+	if p.arr == nil || p.arr.pendingSub == 0 {
+		return nil
+	}
+	var out []*job
+	for _, sj := range s.sortedJobs() {
+		if sj.sub && sj.parent == p.ID && sj.state == Pending {
+			out = append(out, sj)
+		}
+	}
+	return out
+}
+
+// failPending fails a pending entry.
+func (s *Scheduler) failPending(j *job, r Reason) {
+	s.leavePending(j)
+	j.state = Pending
+	s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
+	s.finish(j, makeOutcome(0, j.everStarted, false, true))
+}
+
+// cancelPending removes a pending entry at the user's request.
+func (s *Scheduler) cancelPending(j *job) {
+	s.leavePending(j)
+	if j.sub {
+		if p := s.parentOf(j); p != nil {
+			p.failedFlag = true
+		}
+	}
+	s.plan.Finished = append(s.plan.Finished, j.ID)
+	s.finish(j, makeOutcome(0, j.everStarted, true, false))
+}
+
+// stopped handles a job whose processes are gone. preempted says the core
+// (or a node loss) took it away; report adds it to Plan.Requeued when it
+// goes back to the queue.
+func (s *Scheduler) stopped(j *job, exit int, preempted, report bool) {
+	wasCancelled := j.cancelled || j.state == Killing
+	s.unhold(j)
+	if wasCancelled {
+		s.plan.Finished = append(s.plan.Finished, j.ID)
+		s.finish(j, makeOutcome(exit, true, true, false))
+		return
+	}
+	if !preempted {
+		s.plan.Finished = append(s.plan.Finished, j.ID)
+		s.finish(j, makeOutcome(exit, true, false, false))
+		return
+	}
+	s.requeue(j, report)
+}
+
+// requeue puts a job that held GPUs back in its queue; counted says it was
+// preempted (or lost its node), which may fail it instead.
+func (s *Scheduler) requeue(j *job, counted bool) {
+	if counted {
+		j.Preemptions++
+		if r := s.retries(j); r != Unlimited && j.Preemptions > r {
+			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: ReasonPreemptionRetries})
+			s.finish(j, makeOutcome(0, true, false, true))
+			return
+		}
+		s.plan.Requeued = append(s.plan.Requeued, j.ID)
+	}
+	j.state = Pending
+	j.cancelled = false
+	j.reason, j.reported = ReasonNone, ReasonNone
+	j.share.pending++
+	if p := s.parentOf(j); p != nil {
+		p.arr.pendingSub++
+	}
+	s.refresh(j)
+}
+
+// releaseNom gives up a preemptor's nomination: its GPUs go back to the free
+// pool (or, for those still held by victims, to the pool once they exit);
+// the victims go on exiting as orphans.
+func (s *Scheduler) releaseNom(nm *nomination) {
+	j, p := nm.j, nm.part
+	for i, n := range nm.nodes {
+		n.nominated = n.nominated.andNot(setOf(nm.allocs[i].GPUs))
+		if n.cfg.CPUs > 0 {
+			n.nomCPU -= j.CPUsPerNode
+		}
+		if n.cfg.MemBytes > 0 {
+			n.nomMem -= j.MemPerNode
+		}
+		s.nodeRefresh(n)
+	}
+	for _, v := range nm.victims {
+		v.victimOf = nil
+		s.setOrphan(v, true)
+	}
+	nm.victims = nil
+	s.shareAdd(j.share, 0, 0, -j.total())
+	j.nom = nil
+	for i, x := range p.noms {
+		if x == nm {
+			p.noms = append(p.noms[:i], p.noms[i+1:]...)
+			break
+		}
+	}
+	p.dirty = true
+	s.refresh(j)
+}
+
+// startNominated starts the preemptors whose victims have all exited.
+func (s *Scheduler) startNominated(p *partition) {
+	for i := 0; i < len(p.noms); {
+		nm := p.noms[i]
+		if len(nm.victims) > 0 {
+			i++
+			continue
+		}
+		j := nm.j
+		ok := !s.atArrayLimit(j)
+		for k, n := range nm.nodes {
+			if !n.usable() || !n.held.and(setOf(nm.allocs[k].GPUs)).isEmpty() {
+				ok = false
+			}
+		}
+		if !ok {
+			s.releaseNom(nm)
+			continue
+		}
+		for k, n := range nm.nodes {
+			n.nominated = n.nominated.andNot(setOf(nm.allocs[k].GPUs))
+			if n.cfg.CPUs > 0 {
+				n.nomCPU -= j.CPUsPerNode
+			}
+			if n.cfg.MemBytes > 0 {
+				n.nomMem -= j.MemPerNode
+			}
+		}
+		s.shareAdd(j.share, 0, 0, -j.total())
+		j.nom = nil
+		p.noms = append(p.noms[:i], p.noms[i+1:]...)
+		s.start(j, nm.allocs, nm.nodes)
+		if j.arr != nil && j.state == Pending {
+			s.refresh(j)
+		}
+	}
+}

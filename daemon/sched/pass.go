@@ -1,0 +1,356 @@
+package sched
+
+// lookahead is how many jobs of one share a pass examines without starting
+// them before it stops looking further down that share's queue; the jobs
+// beyond keep (or get) ReasonPriority: jobs ahead of them are waiting.
+const lookahead = 16
+
+// pass runs one scheduling pass over a partition. It looks at every share
+// when capacity changed (p.dirty), otherwise only at shares whose queue
+// changed.
+//
+// Phase 1 goes through the jobs that fit inside their share's quota (eff +
+// request <= quota; usage counts the share's jobs still being preempted), across shares by submission order (Seq) and within a
+// share in queue order (priority, then Seq): each starts on free GPUs, or
+// reclaims GPUs by preemption, or is blocked. Phase 2 then goes through the
+// jobs that must borrow, across shares by Seq.
+//
+// A blocked job reserves its size for the rest of the pass, so that later
+// (lower) jobs of its share never delay it: a blocked within-quota job
+// reserves that much of its share's quota headroom (and the share borrows
+// nothing more in this pass); a blocked borrower reserves its borrowing
+// against the share's borrow limit and the partition's lendable GPUs. A
+// later job that would fit without the reservation but not with it gets
+// ReasonPriority; a smaller job that fits beside it may start (backfill).
+// Placement is not reserved: without run-time limits any start could delay a
+// blocked job; the quota reservation bounds how much.
+func (s *Scheduler) pass(p *partition) {
+	full := p.dirty
+	p.dirty, p.anyDirty = false, false
+	var scan []*share
+	for _, sh := range p.shares {
+		if sh.removed || (!full && !sh.dirty) {
+			sh.dirty = false
+			continue
+		}
+		sh.dirty = false
+		sh.cur = sh.q.first()
+		sh.budget = lookahead
+		sh.p1Done, sh.p1Headroom = false, false
+		sh.cands, sh.candPos = sh.cands[:0], 0
+		sh.reservedQ, sh.reservedB, sh.reservedP = 0, 0, 0
+		sh.failCross, sh.failIn = nil, nil
+		sh.blockedWQ = false
+		sh.blockedPrio = -1
+		sh.redirty = false
+		sh.scanned = sh.scanned[:0]
+		scan = append(scan, sh)
+	}
+	if len(scan) == 0 {
+		return
+	}
+	borrowed := false
+
+	// Phase 1: within quota.
+	h := shareHeap{key: func(sh *share) uint64 { return sh.cur.job().Seq }}
+	for _, sh := range scan {
+		if s.next1(sh) {
+			h.add(sh)
+		}
+	}
+	h.init()
+	for len(h.items) > 0 {
+		sh := h.items[0]
+		j := sh.cur.job()
+		if sh.usage()+j.total() > sh.quota() {
+			sh.cands = append(sh.cands, j)
+			s.examined(sh, j)
+			sh.cur.next()
+		} else {
+			started := s.tryWithin(p, sh, j)
+			if !started || !j.inReady {
+				if !started {
+					s.examined(sh, j)
+				}
+				sh.cur.next()
+			}
+		}
+		if s.next1(sh) {
+			h.fix(0)
+		} else {
+			h.pop()
+		}
+	}
+
+	// Phase 2: borrowing.
+	h = shareHeap{key: func(sh *share) uint64 { return s.cand2(sh).Seq }}
+	for _, sh := range scan {
+		if s.next2(sh) {
+			h.add(sh)
+		}
+	}
+	h.init()
+	for len(h.items) > 0 {
+		sh := h.items[0]
+		j := s.cand2(sh)
+		fromCursor := sh.candPos >= len(sh.cands)
+		started := s.tryBorrow(p, sh, j, &borrowed)
+		if !started || !j.inReady {
+			if fromCursor {
+				if !started {
+					s.examined(sh, j)
+				}
+				sh.cur.next()
+			} else {
+				sh.candPos++
+			}
+		}
+		if s.next2(sh) {
+			h.fix(0)
+		} else {
+			h.pop()
+		}
+	}
+
+	for _, sh := range scan {
+		for _, j := range sh.lastScanned {
+			if j.scanGen != s.gen && !j.gone && j.state == Pending && j.inReady && j.share == sh {
+				s.setReason(j, ReasonPriority)
+			}
+		}
+		sh.lastScanned, sh.scanned = sh.scanned, sh.lastScanned
+		if sh.redirty {
+			s.markDirty(sh)
+		}
+	}
+	if borrowed {
+		for _, sh := range p.shares {
+			if sh.blockedWQ {
+				p.dirty = true
+				break
+			}
+		}
+	}
+}
+
+// examined notes that a pass looked at j without starting it.
+func (s *Scheduler) examined(sh *share, j *job) {
+	sh.budget--
+	if j.scanGen != s.gen {
+		j.scanGen = s.gen
+		sh.scanned = append(sh.scanned, j)
+	}
+}
+
+func (s *Scheduler) skipGone(c *cursor) {
+	for c.valid() {
+		j := c.job()
+		if j.inReady && j.state == Pending && j.nom == nil {
+			return
+		}
+		c.next()
+	}
+}
+
+// next1 positions a share's cursor on its next phase-1 job; false when
+// phase 1 is done with the share.
+func (s *Scheduler) next1(sh *share) bool {
+	if sh.p1Done {
+		return false
+	}
+	s.skipGone(&sh.cur)
+	switch {
+	case !sh.cur.valid() || sh.budget <= 0:
+		sh.p1Done = true
+	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().total() > 0:
+		sh.p1Done, sh.p1Headroom = true, true
+	}
+	return !sh.p1Done
+}
+
+// next2 finds a share's next phase-2 job: the borrowers phase 1 set aside,
+// then (when phase 1 stopped for lack of quota headroom) the rest of the
+// queue within the budget.
+func (s *Scheduler) next2(sh *share) bool {
+	for sh.candPos < len(sh.cands) {
+		j := sh.cands[sh.candPos]
+		if j.inReady && j.state == Pending && j.nom == nil {
+			return true
+		}
+		sh.candPos++
+	}
+	if !sh.p1Headroom || sh.budget <= 0 {
+		return false
+	}
+	s.skipGone(&sh.cur)
+	return sh.cur.valid()
+}
+
+func (s *Scheduler) cand2(sh *share) *job {
+	if sh.candPos < len(sh.cands) {
+		return sh.cands[sh.candPos]
+	}
+	return sh.cur.job()
+}
+
+// blocked records a job of sh that could not start for reason r.
+func (s *Scheduler) blocked(sh *share, j *job, r Reason) {
+	s.setReason(j, r)
+	if r != ReasonPriority && r != ReasonArrayLimit && j.Priority > sh.blockedPrio {
+		sh.blockedPrio = j.Priority
+	}
+}
+
+// started notes a start in sh: when a blocked job of higher priority could
+// preempt it (in-share preemption), the share is looked at again next pass.
+func (s *Scheduler) started(sh *share, j *job) {
+	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
+		sh.redirty = true
+	}
+}
+
+// tryWithin handles a job that fits inside its share's quota.
+func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
+	if p.usable == 0 {
+		s.blocked(sh, j, ReasonNodesDown)
+		return false
+	}
+	if s.atArrayLimit(j) {
+		s.blocked(sh, j, ReasonArrayLimit)
+		return false
+	}
+	g := j.total()
+	if sh.usage()+sh.reservedQ+g > sh.quota() {
+		s.blocked(sh, j, ReasonPriority)
+		return false
+	}
+	if sh.reserve() || g+sh.reservedQ <= p.slack() {
+		if allocs, nodes, ok := s.place(p, j); ok {
+			s.started(sh, j)
+			s.start(j, allocs, nodes)
+			return true
+		}
+	}
+	if s.tryPreempt(p, sh, j) {
+		return false
+	}
+	s.blocked(sh, j, ReasonResources)
+	sh.reservedQ += g
+	sh.blockedWQ = true
+	return false
+}
+
+// tryBorrow handles a job that needs more than its share's idle quota.
+func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) bool {
+	if p.usable == 0 {
+		s.blocked(sh, j, ReasonNodesDown)
+		return false
+	}
+	if s.atArrayLimit(j) {
+		s.blocked(sh, j, ReasonArrayLimit)
+		return false
+	}
+	g := j.total()
+	if sh.usage()+g <= sh.quota() {
+		return s.tryWithin(p, sh, j)
+	}
+	if sh.reservedQ > 0 {
+		s.blocked(sh, j, ReasonPriority)
+		return false
+	}
+	b := sh.usage() + g - sh.quota()
+	bc := sh.borrowCap()
+	var r Reason
+	switch {
+	case sh.cfg.Strategy != LendAndBorrow:
+		r = ReasonQuota
+	case bc >= 0 && b > bc:
+		r = ReasonBorrowLimit
+	case bc >= 0 && b+sh.reservedB > bc:
+		s.blocked(sh, j, ReasonPriority)
+		return false
+	case g > p.borrowable():
+		r = ReasonQuota
+	case g+sh.reservedP > p.borrowable():
+		s.blocked(sh, j, ReasonPriority)
+		return false
+	default:
+		if allocs, nodes, ok := s.place(p, j); ok {
+			s.started(sh, j)
+			s.start(j, allocs, nodes)
+			*borrowed = true
+			return true
+		}
+		r = ReasonResources
+	}
+	if s.tryPreempt(p, sh, j) {
+		return false
+	}
+	s.blocked(sh, j, r)
+	if sh.cfg.Strategy == LendAndBorrow {
+		sh.reservedB += b
+		sh.reservedP += g
+	}
+	return false
+}
+
+// shareHeap orders shares by the Seq of their current candidate (cached:
+// only the top share's candidate changes).
+type shareHeap struct {
+	items []*share
+	keys  []uint64
+	key   func(*share) uint64
+}
+
+func (h *shareHeap) add(sh *share) {
+	h.items = append(h.items, sh)
+	h.keys = append(h.keys, h.key(sh))
+}
+
+func (h *shareHeap) less(a, b int) bool {
+	if h.keys[a] != h.keys[b] {
+		return h.keys[a] < h.keys[b]
+	}
+	return h.items[a].idx < h.items[b].idx
+}
+
+func (h *shareHeap) init() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// fix re-reads the top share's key.
+func (h *shareHeap) fix(i int) {
+	h.keys[i] = h.key(h.items[i])
+	h.down(i)
+}
+
+func (h *shareHeap) pop() {
+	n := len(h.items) - 1
+	h.items[0], h.keys[0] = h.items[n], h.keys[n]
+	h.items, h.keys = h.items[:n], h.keys[:n]
+	if n > 0 {
+		h.down(0)
+	}
+}
+
+func (h *shareHeap) down(i int) {
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.items[i], h.items[m] = h.items[m], h.items[i]
+		h.keys[i], h.keys[m] = h.keys[m], h.keys[i]
+		i = m
+	}
+}

@@ -1,0 +1,197 @@
+package sched
+
+import "math/bits"
+
+// nodeRefresh recomputes a node's free GPU count and keeps the partition's
+// free-count buckets and totals right. Call it after any change to the node.
+func (s *Scheduler) nodeRefresh(n *node) {
+	p := n.part
+	if p != nil && n.bucket >= 0 {
+		b := n.bucket
+		p.buckets[b][n.pidx>>6] &^= 1 << (uint(n.pidx) & 63)
+		p.bucketN[b]--
+		p.freeAvail -= n.free
+		p.usable--
+		p.capUsable -= n.capCounted
+		n.bucket = -1
+	}
+	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
+	if p == nil || !n.usable() {
+		return
+	}
+	if n.gpus > p.maxGPUs {
+		p.maxGPUs = n.gpus
+		s.initBuckets(p)
+	}
+	b := n.free
+	n.bucket = b
+	p.buckets[b][n.pidx>>6] |= 1 << (uint(n.pidx) & 63)
+	p.bucketN[b]++
+	p.freeAvail += n.free
+	p.usable++
+	n.capCounted = n.gpus
+	p.capUsable += n.gpus
+}
+
+// place finds nodes for j on free GPUs: for each of its nodes the usable node
+// with the fewest free GPUs that still holds the request (node order on a
+// tie), and on each node the GPUs given by gpuSet.choose.
+func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
+	g := j.GPUsPerNode
+	if j.Nodes > p.usable {
+		return nil, nil, false
+	}
+	var picked []*node
+	for f := g; f <= p.maxGPUs && len(picked) < j.Nodes; f++ {
+		if p.bucketN[f] == 0 {
+			continue
+		}
+		for w, word := range p.buckets[f] {
+			for word != 0 && len(picked) < j.Nodes {
+				b := bits.TrailingZeros64(word)
+				word &^= 1 << uint(b)
+				n := p.nodes[w*64+b]
+				if fitsCPU(j, n.cpuFree(), n.memFree()) {
+					picked = append(picked, n)
+				}
+			}
+			if len(picked) == j.Nodes {
+				break
+			}
+		}
+	}
+	if len(picked) < j.Nodes {
+		return nil, nil, false
+	}
+	allocs := make([]Alloc, len(picked))
+	for i, n := range picked {
+		avail := n.valid.andNot(n.held).andNot(n.nominated)
+		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: avail.choose(n.gpus, g)}
+	}
+	return allocs, picked, true
+}
+
+// hold makes j's allocations busy on their nodes and counts its GPUs for its
+// share.
+func (s *Scheduler) hold(j *job) {
+	j.gpuN = 0
+	for i, n := range j.anodes {
+		n.held = n.held.or(setOf(j.allocs[i].GPUs))
+		if n.cfg.CPUs > 0 {
+			n.usedCPU += j.CPUsPerNode
+		}
+		if n.cfg.MemBytes > 0 {
+			n.usedMem += j.MemPerNode
+		}
+		n.jobs = append(n.jobs, j)
+		j.gpuN += len(j.allocs[i].GPUs)
+	}
+	if j.state == Preempting {
+		s.shareAdd(j.share, 0, j.gpuN, 0)
+	} else {
+		s.shareAdd(j.share, j.gpuN, 0, 0)
+	}
+	j.runIdx = len(j.share.running)
+	j.share.running = append(j.share.running, j)
+}
+
+// unhold frees j's allocations (nodes are refreshed) and uncounts its GPUs.
+func (s *Scheduler) unhold(j *job) {
+	if j.state == Preempting && j.victimOf == nil {
+		s.setOrphan(j, false)
+	}
+	if nm := j.victimOf; nm != nil {
+		for i, v := range nm.victims {
+			if v == j {
+				nm.victims = append(nm.victims[:i], nm.victims[i+1:]...)
+				break
+			}
+		}
+		j.victimOf = nil
+	}
+	for i, n := range j.anodes {
+		n.held = n.held.andNot(setOf(j.allocs[i].GPUs))
+		if n.cfg.CPUs > 0 {
+			n.usedCPU -= j.CPUsPerNode
+		}
+		if n.cfg.MemBytes > 0 {
+			n.usedMem -= j.MemPerNode
+		}
+		for k, x := range n.jobs {
+			if x == j {
+				n.jobs = append(n.jobs[:k], n.jobs[k+1:]...)
+				break
+			}
+		}
+		s.nodeRefresh(n)
+		if n.part != nil {
+			n.part.dirty = true
+		}
+	}
+	if j.state == Preempting {
+		s.shareAdd(j.share, 0, -j.gpuN, 0)
+	} else {
+		s.shareAdd(j.share, -j.gpuN, 0, 0)
+	}
+	if p := s.parentOf(j); p != nil {
+		p.arr.running = removeJob(p.arr.running, j)
+	}
+	r := j.share.running
+	last := r[len(r)-1]
+	r[j.runIdx] = last
+	last.runIdx = j.runIdx
+	j.share.running = r[:len(r)-1]
+	if sh := j.share; sh.part != nil {
+		sh.part.dirty = true
+	}
+	j.allocs, j.anodes, j.gpuN = nil, nil, 0
+}
+
+// setOrphan marks (or unmarks) the GPUs of a preempting job that no
+// preemptor waits for: a later preemptor may claim them without new victims.
+func (s *Scheduler) setOrphan(j *job, on bool) {
+	for i, n := range j.anodes {
+		g := setOf(j.allocs[i].GPUs)
+		if on {
+			n.orphan = n.orphan.or(g)
+		} else {
+			n.orphan = n.orphan.andNot(g)
+		}
+		if n.part != nil {
+			if on {
+				n.part.orphans += len(j.allocs[i].GPUs)
+			} else {
+				n.part.orphans -= len(j.allocs[i].GPUs)
+			}
+		}
+	}
+}
+
+// shareAdd changes a share's GPU counters and keeps its partition's totals
+// (pool usage, RESERVE idle quota, shares over quota) right.
+func (s *Scheduler) shareAdd(sh *share, dRun, dPre, dNom int) {
+	p := sh.part
+	if p != nil {
+		s.shareTotals(p, sh, -1)
+	}
+	sh.run += dRun
+	sh.pre += dPre
+	sh.nom += dNom
+	if p != nil {
+		s.shareTotals(p, sh, +1)
+	}
+}
+
+func (s *Scheduler) shareTotals(p *partition, sh *share, sign int) {
+	e, q := sh.eff(), sh.quota()
+	if sh.reserve() {
+		if q > e {
+			p.reserveIdle += sign * (q - e)
+		}
+	} else {
+		p.nonRUsed += sign * e
+	}
+	if e > q {
+		p.overQuota += sign
+	}
+}

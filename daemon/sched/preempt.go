@@ -1,0 +1,455 @@
+package sched
+
+import "sort"
+
+// Preemption.
+//
+// tryPreempt is called for a job that could not start on free GPUs:
+//
+//   - Cross-share reclaim: when the job fits inside its share's quota
+//     (usage + request <= quota), it may take GPUs back from running jobs of
+//     other shares that are over their own quota at the moment each victim
+//     is taken; the preempting share must end at or under its quota.
+//   - In-share preemption, when the share enables it and reclaim alone found
+//     nothing: victims are running jobs of the job's own share with strictly
+//     lower priority, together with cross-share victims when the job fits
+//     inside its quota (victims of other shares are taken first). The share
+//     may end over its quota only if it is LEND_AND_BORROW and within its
+//     borrow limit.
+//   - A job whose request exceeds its share's quota never preempts.
+//   - Non-RESERVE shares together never hold more than the partition's pool
+//     (capacity minus RESERVE quotas), so RESERVE shares' idle quota is never
+//     used by others; a within-quota job whose start would break this
+//     reclaims enough GPUs from over-quota shares even when free GPUs exist.
+//
+// Victims are chosen placement-aware. For one node per job: every usable
+// node that hosts a candidate is tried; on each, candidates are taken in
+// victim order (other shares first, then lowest priority, then most
+// recently started) until free GPUs (and GPUs of preempting jobs no one
+// waits for) plus the victims' GPUs hold the request, then victims not
+// needed are put back in reverse order. The node whose set is cheapest wins:
+// fewest in-share victims, then lowest highest victim priority, fewest
+// victims, fewest GPUs, victims earliest in victim order, node order. For N nodes the best node is chosen N
+// times in a row. More victims are then added in victim order only if the
+// quota or pool rules need them, and a last put-back pass in reverse order
+// drops every victim the result does not need. All or nothing.
+//
+// The chosen GPUs (free ones and the victims') are nominated for the job:
+// nobody else gets them, and the job starts once every victim has exited.
+// Jobs started in the same Schedule call are never victims. Within a pass,
+// a share that failed a search does not search again for a
+// request at least as large.
+func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
+	g := j.total()
+	if g > sh.quota() || g == 0 {
+		return false
+	}
+	within := sh.usage()+g <= sh.quota()
+	if within && !sh.failCross.covers(j) {
+		if (p.overQuota > 0 || p.orphans > 0) && s.preempt(p, sh, j, true, false) {
+			return true
+		}
+		sh.failCross = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, maxPriority}
+	}
+	if sh.cfg.InSharePreemption && !sh.failIn.covers(j) {
+		if s.preempt(p, sh, j, within, true) {
+			return true
+		}
+		sh.failIn = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, j.Priority}
+	}
+	return false
+}
+
+// search is one victim search.
+type search struct {
+	s      *Scheduler
+	p      *partition
+	sh     *share
+	j      *job
+	cands  []*job
+	taken  []bool
+	by     map[*share]int // GPUs taken from each share
+	sel    []int          // taken candidates, in the order taken
+	chosen []*node
+}
+
+type cost struct {
+	inShare, maxPrio, count, gpus, rank, pidx int
+}
+
+func (a cost) less(b cost) bool {
+	switch {
+	case a.inShare != b.inShare:
+		return a.inShare < b.inShare
+	case a.maxPrio != b.maxPrio:
+		return a.maxPrio < b.maxPrio
+	case a.count != b.count:
+		return a.count < b.count
+	case a.gpus != b.gpus:
+		return a.gpus < b.gpus
+	case a.rank != b.rank:
+		return a.rank < b.rank
+	}
+	return a.pidx < b.pidx
+}
+
+func gpusOn(v *job, n *node) (int, int, int64) {
+	for i, x := range v.anodes {
+		if x == n {
+			c, m := 0, int64(0)
+			if n.cfg.CPUs > 0 {
+				c = v.CPUsPerNode
+			}
+			if n.cfg.MemBytes > 0 {
+				m = v.MemPerNode
+			}
+			return len(v.allocs[i].GPUs), c, m
+		}
+	}
+	return 0, 0, 0
+}
+
+func (se *search) canTake(i int) bool {
+	v := se.cands[i]
+	if v.share == se.sh {
+		return true
+	}
+	x := v.share
+	return x.eff()-se.by[x] > x.quota()
+}
+
+func (se *search) take(i int) {
+	se.taken[i] = true
+	se.by[se.cands[i].share] += se.cands[i].gpuN
+}
+
+func (se *search) untake(i int) {
+	se.taken[i] = false
+	se.by[se.cands[i].share] -= se.cands[i].gpuN
+}
+
+// room returns what n offers the job with the victims taken so far: GPUs,
+// CPUs and memory (-1: not accounted).
+func (se *search) room(n *node) (int, int, int64) {
+	g := n.free + n.orphan.count()
+	cpu, mem := -1, int64(-1)
+	if n.cfg.CPUs > 0 {
+		cpu = n.cfg.CPUs - n.usedCPU - n.nomCPU
+	}
+	if n.cfg.MemBytes > 0 {
+		mem = n.cfg.MemBytes - n.usedMem - n.nomMem
+	}
+	add := func(v *job) {
+		dg, dc, dm := gpusOn(v, n)
+		g += dg
+		if cpu >= 0 {
+			cpu += dc
+		}
+		if mem >= 0 {
+			mem += dm
+		}
+	}
+	for _, v := range n.jobs {
+		if v.state == Preempting && v.victimOf == nil {
+			add(v)
+		}
+	}
+	for i, t := range se.taken {
+		if t {
+			add(se.cands[i])
+		}
+	}
+	return g, cpu, mem
+}
+
+func (se *search) fits(g, cpu int, mem int64) bool {
+	if g < se.j.GPUsPerNode {
+		return false
+	}
+	return fitsCPU(se.j, cpu, mem)
+}
+
+// evalNode finds the victims n needs (beyond those already taken), without
+// keeping them taken.
+func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
+	g, cpu, mem := se.room(n)
+	var local []int
+	for _, i := range onNode {
+		if se.fits(g, cpu, mem) {
+			break
+		}
+		if se.taken[i] || !se.canTake(i) {
+			continue
+		}
+		se.take(i)
+		local = append(local, i)
+		dg, dc, dm := gpusOn(se.cands[i], n)
+		g, cpu, mem = g+dg, cpu+dc, mem+dm
+	}
+	ok := se.fits(g, cpu, mem)
+	if ok {
+		for k := len(local) - 1; k >= 0; k-- {
+			i := local[k]
+			dg, dc, dm := gpusOn(se.cands[i], n)
+			if se.fits(g-dg, cpu-dc, mem-dm) {
+				se.untake(i)
+				g, cpu, mem = g-dg, cpu-dc, mem-dm
+				local = append(local[:k], local[k+1:]...)
+			}
+		}
+	}
+	c := cost{maxPrio: -1, pidx: n.pidx}
+	for _, i := range local {
+		v := se.cands[i]
+		if v.share == se.sh {
+			c.inShare++
+		}
+		c.maxPrio = max(c.maxPrio, v.Priority)
+		c.count++
+		c.gpus += v.gpuN
+		c.rank = max(c.rank, i)
+		se.untake(i)
+	}
+	return c, local, ok
+}
+
+func (se *search) chosenFit() bool {
+	for _, n := range se.chosen {
+		if !se.fits(se.room(n)) {
+			return false
+		}
+	}
+	return true
+}
+
+// finalOK checks the quota and pool rules for the current selection.
+func (se *search) finalOK() bool {
+	inV, nonRV, cross := 0, 0, false
+	for _, i := range se.sel {
+		v := se.cands[i]
+		if v.share == se.sh {
+			inV += v.gpuN
+		} else {
+			cross = true
+		}
+		if !v.share.reserve() {
+			nonRV += v.gpuN
+		}
+	}
+	g := se.j.total()
+	sh, p := se.sh, se.p
+	e, q := sh.usage()+g-inV, sh.quota()
+	if cross && e > q {
+		return false
+	}
+	if e > q {
+		if bc := sh.borrowCap(); bc == 0 || (bc > 0 && e-q > bc) {
+			return false
+		}
+	}
+	if !sh.reserve() {
+		if d := g - nonRV; d > 0 && p.nonRUsed+d > p.poolCap() {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) bool {
+	var cands []*job
+	if cross {
+		for _, x := range p.shares {
+			if x == sh || x.eff() <= x.quota() {
+				continue
+			}
+			for _, v := range x.running {
+				if v.state == Running && v.startGen != s.gen {
+					cands = append(cands, v)
+				}
+			}
+		}
+	}
+	if in {
+		for _, v := range sh.running {
+			if v.state == Running && v.Priority < j.Priority && v.startGen != s.gen {
+				cands = append(cands, v)
+			}
+		}
+	}
+	if len(cands) == 0 && p.orphans == 0 {
+		return false
+	}
+	sort.Slice(cands, func(a, b int) bool {
+		x, y := cands[a], cands[b]
+		if xo, yo := x.share != sh, y.share != sh; xo != yo {
+			return xo
+		}
+		if x.Priority != y.Priority {
+			return x.Priority < y.Priority
+		}
+		if !x.started.Equal(y.started) {
+			return x.started.After(y.started)
+		}
+		if x.Seq != y.Seq {
+			return x.Seq > y.Seq
+		}
+		return x.ID < y.ID
+	})
+	se := &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}}
+
+	// Candidates per node, in victim order.
+	byNode := map[*node][]int{}
+	for i, v := range cands {
+		for _, n := range v.anodes {
+			if n.part == p && n.usable() {
+				byNode[n] = append(byNode[n], i)
+			}
+		}
+	}
+	if _, nodes, ok := s.place(p, j); ok {
+		// Free GPUs hold the job; only the pool rule asks for victims.
+		se.chosen = nodes
+	} else {
+		var nodes []*node
+		if j.Nodes == 1 {
+			for n := range byNode {
+				nodes = append(nodes, n)
+			}
+			if p.orphans > 0 {
+				for _, n := range p.nodes {
+					if !n.orphan.isEmpty() && n.usable() && byNode[n] == nil {
+						nodes = append(nodes, n)
+					}
+				}
+			}
+		} else {
+			for _, n := range p.nodes {
+				if n.usable() {
+					nodes = append(nodes, n)
+				}
+			}
+		}
+		sort.Slice(nodes, func(a, b int) bool { return nodes[a].pidx < nodes[b].pidx })
+		for len(se.chosen) < j.Nodes {
+			var best *node
+			var bestCost cost
+			var bestSel []int
+			for _, n := range nodes {
+				if containsNode(se.chosen, n) || !n.fitsDeclared(j) {
+					continue
+				}
+				c, local, ok := se.evalNode(n, byNode[n])
+				if ok && (best == nil || c.less(bestCost)) {
+					best, bestCost, bestSel = n, c, local
+				}
+			}
+			if best == nil {
+				return false
+			}
+			for _, i := range bestSel {
+				se.take(i)
+				se.sel = append(se.sel, i)
+			}
+			se.chosen = append(se.chosen, best)
+		}
+	}
+	// Quota and pool rules.
+	for !se.finalOK() {
+		found := false
+		for i := range cands {
+			if !se.taken[i] && se.canTake(i) {
+				se.take(i)
+				se.sel = append(se.sel, i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	// Put back every victim not needed, in reverse order.
+	for k := len(se.sel) - 1; k >= 0; k-- {
+		i := se.sel[k]
+		se.untake(i)
+		se.sel = append(se.sel[:k], se.sel[k+1:]...)
+		if se.chosenFit() && se.finalOK() {
+			continue
+		}
+		se.take(i)
+		se.sel = append(se.sel[:k], append([]int{i}, se.sel[k:]...)...)
+	}
+	return s.nominate(se)
+}
+
+// nominate reserves the chosen GPUs for the job and sends its victims
+// SIGTERM (Plan.Preempts).
+func (s *Scheduler) nominate(se *search) bool {
+	j, p, sh := se.j, se.p, se.sh
+	nm := &nomination{j: j, part: p}
+	var orphans []*job
+	for _, n := range se.chosen {
+		avail := n.valid.andNot(n.held).andNot(n.nominated).or(n.orphan)
+		for _, i := range se.sel {
+			v := se.cands[i]
+			for k, x := range v.anodes {
+				if x == n {
+					avail = avail.or(setOf(v.allocs[k].GPUs))
+				}
+			}
+		}
+		gpus := avail.choose(n.gpus, j.GPUsPerNode)
+		gs := setOf(gpus)
+		for _, v := range n.jobs {
+			if v.state == Preempting && v.victimOf == nil && !containsJob(orphans, v) {
+				for k, x := range v.anodes {
+					if x == n && !setOf(v.allocs[k].GPUs).and(gs).isEmpty() {
+						orphans = append(orphans, v)
+					}
+				}
+			}
+		}
+		nm.allocs = append(nm.allocs, Alloc{Node: n.cfg.Name, GPUs: gpus})
+		nm.nodes = append(nm.nodes, n)
+	}
+	if len(se.sel) == 0 && len(orphans) == 0 {
+		return false
+	}
+	for k, n := range nm.nodes {
+		n.nominated = n.nominated.or(setOf(nm.allocs[k].GPUs))
+		if n.cfg.CPUs > 0 {
+			n.nomCPU += j.CPUsPerNode
+		}
+		if n.cfg.MemBytes > 0 {
+			n.nomMem += j.MemPerNode
+		}
+	}
+	for _, v := range orphans {
+		s.setOrphan(v, false)
+		v.victimOf = nm
+		nm.victims = append(nm.victims, v)
+	}
+	sel := append([]int(nil), se.sel...)
+	sort.Ints(sel)
+	for _, i := range sel {
+		v := se.cands[i]
+		kind := CrossShare
+		if v.share == sh {
+			kind = InShare
+		}
+		s.plan.Preempts = append(s.plan.Preempts, Preemption{Victim: v.ID, For: j.ID, Kind: kind})
+		s.shareAdd(v.share, -v.gpuN, v.gpuN, 0)
+		v.state = Preempting
+		v.victimOf = nm
+		nm.victims = append(nm.victims, v)
+	}
+	for _, n := range nm.nodes {
+		s.nodeRefresh(n)
+	}
+	s.shareAdd(sh, 0, 0, j.total())
+	j.nom = nm
+	p.noms = append(p.noms, nm)
+	s.queueRemove(j)
+	s.setReason(j, ReasonPreempting)
+	return true
+}

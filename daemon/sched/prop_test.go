@@ -1,0 +1,370 @@
+package sched
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// world is a random workload driven against the core, with the driver's
+// side simulated: it exits jobs, finishes preemptions, cancels, takes nodes
+// down and up.
+type world struct {
+	t      *rapid.T
+	s      *Scheduler
+	cfg    Config
+	log    []any // events and schedule times, for replay
+	plans  []Plan
+	ids    []JobID
+	seq    uint64
+	now    time.Time
+	shrunk bool // capacity went down at some point
+}
+
+func genConfig(t *rapid.T) Config {
+	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries}}}
+	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
+	for i := 0; i < nn; i++ {
+		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")})
+	}
+	ns := rapid.IntRange(2, 4).Draw(t, "shares")
+	for i := 0; i < ns; i++ {
+		cfg.Shares = append(cfg.Shares, Share{
+			Name: fmt.Sprintf("s%d", i), Partition: "p",
+			GPUs:              rapid.IntRange(0, 10).Draw(t, "quota"),
+			Strategy:          Strategy(rapid.IntRange(0, 2).Draw(t, "strategy")),
+			BorrowLimit:       rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(t, "borrow"),
+			InSharePreemption: rapid.Bool().Draw(t, "inshare"),
+		})
+	}
+	if rapid.Bool().Draw(t, "pureBorrower") {
+		// A share that only borrows: what reclaim takes back.
+		cfg.Shares[ns-1].GPUs, cfg.Shares[ns-1].Strategy, cfg.Shares[ns-1].BorrowLimit = 0, LendAndBorrow, Unlimited
+	}
+	return cfg
+}
+
+func (w *world) apply(ev Event) {
+	w.log = append(w.log, ev)
+	_ = w.s.Apply(ev) // random events may be refused; a refusal changes nothing
+}
+
+func (w *world) schedule() Plan {
+	w.now = w.now.Add(time.Duration(rapid.IntRange(1, 5).Draw(w.t, "dt")) * time.Second)
+	w.log = append(w.log, w.now)
+	p := w.s.Schedule(w.now)
+	w.plans = append(w.plans, p)
+	for _, st := range p.Starts {
+		if !slices.Contains(w.ids, st.Job) {
+			w.ids = append(w.ids, st.Job)
+		}
+	}
+	w.check(p)
+	return p
+}
+
+// jobsIn returns the known jobs in a state, in id order.
+func (w *world) jobsIn(states ...JobState) []JobID {
+	var out []JobID
+	for _, id := range w.ids {
+		if info, ok := w.s.Job(id); ok && slices.Contains(states, info.State) && info.Job.Array == nil {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (w *world) step(nodeEvents bool) {
+	kinds := []string{"submit", "submit", "submit", "exit", "exitvictim", "exitvictim", "cancel", "schedule", "schedule", "prio", "hold"}
+	if nodeEvents {
+		kinds = append(kinds, "down", "up", "drain", "resume")
+	}
+	switch rapid.SampledFrom(kinds).Draw(w.t, "kind") {
+	case "submit":
+		w.seq++
+		id := JobID(fmt.Sprintf("j%d", w.seq))
+		j := Job{
+			ID: id, Seq: w.seq, Share: rapid.SampledFrom(w.cfg.Shares).Draw(w.t, "share").Name,
+			Priority:    rapid.IntRange(0, 3).Draw(w.t, "prio"),
+			Nodes:       rapid.SampledFrom([]int{1, 1, 1, 2}).Draw(w.t, "jn"),
+			GPUsPerNode: rapid.IntRange(1, 9).Draw(w.t, "jg"),
+		}
+		if rapid.IntRange(0, 9).Draw(w.t, "arr") == 0 {
+			j.ID = JobID(fmt.Sprintf("%d[]", w.seq))
+			j.Array = &Array{Indices: []int{0, 1, 2, 3}, MaxRunning: rapid.IntRange(0, 2).Draw(w.t, "max")}
+		}
+		w.ids = append(w.ids, j.ID)
+		w.apply(Submitted{Job: j})
+	case "exit":
+		if r := w.jobsIn(Running, Killing); len(r) > 0 {
+			w.apply(Exited{ID: rapid.SampledFrom(r).Draw(w.t, "victim"), ExitStatus: rapid.IntRange(0, 1).Draw(w.t, "status")})
+		}
+	case "exitvictim":
+		if r := w.jobsIn(Preempting); len(r) > 0 {
+			w.apply(Exited{ID: rapid.SampledFrom(r).Draw(w.t, "victim"), ExitStatus: 271})
+		}
+	case "cancel":
+		if len(w.ids) > 0 {
+			w.apply(Cancelled{ID: rapid.SampledFrom(w.ids).Draw(w.t, "cancel")})
+		}
+	case "prio":
+		if len(w.ids) > 0 {
+			w.apply(PriorityChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "pj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np")})
+		}
+	case "hold":
+		if len(w.ids) > 0 {
+			w.apply(HoldChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "hj"), Set: rapid.Bool().Draw(w.t, "set"), Bit: HoldUser})
+		}
+	case "down":
+		w.shrunk = true
+		w.apply(NodeDown{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	case "drain":
+		w.shrunk = true
+		w.apply(NodeDrained{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	case "up":
+		w.apply(NodeUp{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	case "resume":
+		w.apply(NodeResumed{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	default:
+		w.schedule()
+	}
+}
+
+// check asserts the invariants that hold after every pass.
+func (w *world) check(plan Plan) {
+	t := w.t
+	nodes := map[string]NodeInfo{}
+	used := map[string]map[int]JobID{}
+	for _, n := range w.s.Nodes() {
+		nodes[n.Name] = n
+		used[n.Name] = map[int]JobID{}
+	}
+	for _, st := range plan.Starts {
+		info, ok := w.s.Job(st.Job)
+		if !ok {
+			t.Fatalf("started job %s unknown", st.Job)
+		}
+		if info.State != Running || !reflect.DeepEqual(info.Allocs, st.Allocs) {
+			t.Fatalf("start %s: state %v allocs %v, plan %v", st.Job, info.State, info.Allocs, st.Allocs)
+		}
+	}
+	for _, id := range w.ids {
+		info, ok := w.s.Job(id)
+		if !ok || info.Job.Array != nil || info.State == Pending {
+			if ok && info.State == Pending && info.Reason == ReasonNone {
+				t.Fatalf("pending job %s has no reason", id)
+			}
+			continue
+		}
+		j := info.Job
+		if len(info.Allocs) != j.Nodes {
+			t.Fatalf("job %s: %d allocations for %d nodes", id, len(info.Allocs), j.Nodes)
+		}
+		seen := map[string]bool{}
+		for _, a := range info.Allocs {
+			if seen[a.Node] {
+				t.Fatalf("job %s: node %s twice", id, a.Node)
+			}
+			seen[a.Node] = true
+			if len(a.GPUs) != j.GPUsPerNode {
+				t.Fatalf("job %s: %d GPUs on %s, asked %d", id, len(a.GPUs), a.Node, j.GPUsPerNode)
+			}
+			for _, g := range a.GPUs {
+				if g < 0 || g >= nodes[a.Node].GPUs {
+					t.Fatalf("job %s: GPU %d out of range on %s", id, g, a.Node)
+				}
+				if other, busy := used[a.Node][g]; busy {
+					t.Fatalf("GPU %d of %s given to %s and %s", g, a.Node, other, id)
+				}
+				used[a.Node][g] = id
+			}
+		}
+	}
+	for name, n := range nodes {
+		var got []int
+		for g := range used[name] {
+			got = append(got, g)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, n.UsedGPUs) && !(len(got) == 0 && len(n.UsedGPUs) == 0) {
+			t.Fatalf("node %s: used %v, jobs hold %v", name, n.UsedGPUs, got)
+		}
+	}
+	capUsable := 0
+	for _, n := range nodes {
+		if n.Up && !n.Drained {
+			capUsable += n.GPUs
+		}
+	}
+	preempting := len(w.jobsIn(Preempting)) > 0
+	rq, nrq, nru := 0, 0, 0
+	for _, u := range w.s.Shares() {
+		sc := w.shareCfg(u.Share)
+		switch sc.Strategy {
+		case Reserve, Lend:
+			if u.InUse > u.Quota {
+				t.Fatalf("%v share %s holds %d GPUs, quota %d\n%s", sc.Strategy, u.Share, u.InUse, u.Quota, w.dump())
+			}
+		case LendAndBorrow:
+			if sc.BorrowLimit >= 0 && u.InUse > u.Quota+u.Quota*sc.BorrowLimit/100 {
+				t.Fatalf("share %s holds %d GPUs, quota %d, borrow limit %d%%", u.Share, u.InUse, u.Quota, sc.BorrowLimit)
+			}
+		}
+		if sc.Strategy == Reserve {
+			rq += u.Quota
+		} else {
+			nrq += u.Quota
+			nru += u.InUse
+		}
+	}
+	// RESERVE idle quota is never used by others: non-RESERVE shares
+	// together hold at most the capacity minus the RESERVE quotas (or their
+	// own quotas when nodes are missing). Checked when no preemption is in
+	// flight (a victim still holds the GPUs its preemptor will take) and
+	// capacity never shrank (that may leave borrowers in place until an
+	// owner reclaims).
+	if !preempting && !w.shrunk && nru > max(capUsable-rq, nrq) {
+		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d", nru, capUsable, rq, nrq)
+	}
+}
+
+// dump returns the event log with the plans, for a failure message.
+func (w *world) dump() string {
+	out := ""
+	k := 0
+	for _, e := range w.log {
+		switch e := e.(type) {
+		case time.Time:
+			p := w.plans[k]
+			k++
+			out += fmt.Sprintf("schedule -> starts %v preempts %v requeued %v finished %v failed %v\n", p.Starts, p.Preempts, p.Requeued, p.Finished, p.Failed)
+		default:
+			out += fmt.Sprintf("%T %+v\n", e, e)
+		}
+	}
+	return out
+}
+
+func (w *world) shareCfg(name string) Share {
+	for _, s := range w.cfg.Shares {
+		if s.Name == name {
+			return s
+		}
+	}
+	w.t.Fatalf("unknown share %s", name)
+	return Share{}
+}
+
+// checkLiveness runs passes until nothing more happens, then asserts that a
+// pending job that fits inside its share's quota, for which a node has room
+// once pure borrowers (quota-0 LEND_AND_BORROW shares, always over quota)
+// leave it, is not left waiting for any reason but Priority.
+func (w *world) checkLiveness() {
+	for i := 0; i < 10; i++ {
+		p := w.schedule()
+		if len(p.Starts) == 0 && len(p.Preempts) == 0 {
+			break
+		}
+	}
+	if len(w.jobsIn(Preempting)) > 0 {
+		return
+	}
+	usage := map[string]ShareUsage{}
+	for _, u := range w.s.Shares() {
+		usage[u.Share] = u
+	}
+	room := map[string]int{}
+	size := map[string]int{}
+	for _, n := range w.s.Nodes() {
+		if n.Up && !n.Drained {
+			room[n.Name] = n.GPUs - len(n.UsedGPUs)
+			size[n.Name] = n.GPUs
+		}
+	}
+	for _, id := range w.jobsIn(Running) {
+		info, _ := w.s.Job(id)
+		sc := w.shareCfg(info.Job.Share)
+		if sc.Strategy == LendAndBorrow && sc.GPUs == 0 {
+			for _, a := range info.Allocs {
+				if _, ok := room[a.Node]; ok {
+					room[a.Node] += len(a.GPUs)
+				}
+			}
+		}
+	}
+	for _, id := range w.ids {
+		info, ok := w.s.Job(id)
+		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 {
+			continue
+		}
+		g := info.Job.GPUsPerNode
+		u := usage[info.Job.Share]
+		if u.InUse+g > u.Quota {
+			continue
+		}
+		for n, r := range room {
+			if r >= g && size[n] >= g && info.Reason != ReasonPriority {
+				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim",
+					id, g, u.Share, u.InUse, u.Quota, info.Reason, n)
+			}
+		}
+	}
+}
+
+func runWorld(t *rapid.T, nodeEvents bool) *world {
+	cfg := genConfig(t)
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, s: s, cfg: cfg, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for _, n := range cfg.Nodes {
+		w.apply(NodeUp{Node: n.Name})
+	}
+	steps := rapid.IntRange(10, 80).Draw(t, "steps")
+	for i := 0; i < steps; i++ {
+		w.step(nodeEvents)
+	}
+	w.schedule()
+	return w
+}
+
+func (w *world) replay() {
+	s, err := New(w.cfg)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	k := 0
+	for _, e := range w.log {
+		switch e := e.(type) {
+		case time.Time:
+			p := s.Schedule(e)
+			if !reflect.DeepEqual(p, w.plans[k]) {
+				w.t.Fatalf("replay: plan %d differs:\n%+v\n%+v", k, p, w.plans[k])
+			}
+			k++
+		case Event:
+			_ = s.Apply(e)
+		}
+	}
+}
+
+func TestPropInvariants(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := runWorld(t, true)
+		w.replay()
+	})
+}
+
+func TestPropReserveAndLiveness(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := runWorld(t, false)
+		w.checkLiveness()
+		w.replay()
+	})
+}

@@ -1,0 +1,48 @@
+package sched
+
+// Reason is a typed explanation of a pending (or failed) job's state.
+// String gives the word qstat shows as is.
+type Reason uint8
+
+const (
+	ReasonNone               Reason = iota
+	ReasonPriority                  // jobs ahead of it in its share's queue go first
+	ReasonResources                 // not enough free GPUs (or CPUs, memory) on usable nodes
+	ReasonQuota                     // its share is at its quota and nothing can be borrowed
+	ReasonBorrowLimit               // borrowing more would pass the share's borrow limit
+	ReasonPreempting                // victims were sent SIGTERM; it starts when they exit
+	ReasonHeld                      // a user or admin hold
+	ReasonDependency                // waiting for its dependencies
+	ReasonBeginTime                 // qsub -a: its start time has not come
+	ReasonArrayLimit                // the array's %max subjobs are running
+	ReasonNeverFits                 // bigger than its quota plus borrowing, or than any node
+	ReasonShareRemoved              // its share is no longer in the configuration
+	ReasonNodesDown                 // no usable node in its partition
+	ReasonDependencyNeverMet        // failed: a dependency can no longer be satisfied
+	ReasonPreemptionRetries         // failed: preempted more often than preemption_retries
+)
+
+var reasonNames = [...]string{
+	ReasonNone:               "None",
+	ReasonPriority:           "Priority",
+	ReasonResources:          "Resources",
+	ReasonQuota:              "QuotaExhausted",
+	ReasonBorrowLimit:        "BorrowLimit",
+	ReasonPreempting:         "WaitingForPreemption",
+	ReasonHeld:               "Held",
+	ReasonDependency:         "Dependency",
+	ReasonBeginTime:          "BeginTime",
+	ReasonArrayLimit:         "ArrayTaskLimit",
+	ReasonNeverFits:          "RequestExceedsLimits",
+	ReasonShareRemoved:       "ShareRemoved",
+	ReasonNodesDown:          "NodesDown",
+	ReasonDependencyNeverMet: "DependencyNeverSatisfied",
+	ReasonPreemptionRetries:  "PreemptionRetriesExhausted",
+}
+
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "Unknown"
+}

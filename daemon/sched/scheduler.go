@@ -1,0 +1,356 @@
+package sched
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Scheduler is the scheduling core. It is not safe for concurrent use: the
+// driver serializes Apply, Schedule and the read-only views.
+type Scheduler struct {
+	cfg         Config
+	parts       []*partition
+	partByName  map[string]*partition
+	nodes       []*node // config order, then ghosts
+	nodeByName  map[string]*node
+	shares      []*share // config order, then ghosts
+	shareByName map[string]*share
+
+	jobs       map[JobID]*job
+	outcomes   map[JobID]outcome
+	waiters    map[JobID][]*job
+	orphanSubs map[JobID][]*job // subjobs restored before their array
+	begin      beginHeap
+	notifyQ    []notice
+
+	reasonLog []*job
+	plan      Plan
+	now       time.Time
+	gen       uint64
+	inPass    bool
+	drop      []*job // queue removals deferred to the end of a pass
+}
+
+// New returns a core for cfg. Every node starts down; NodeUp makes it usable.
+func New(cfg Config) (*Scheduler, error) {
+	if err := validate(cfg); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		jobs:       map[JobID]*job{},
+		outcomes:   map[JobID]outcome{},
+		waiters:    map[JobID][]*job{},
+		orphanSubs: map[JobID][]*job{},
+	}
+	s.install(cfg)
+	return s, nil
+}
+
+// Apply feeds one event to the core. Its effects that need no pass
+// (requeues, finished and failed jobs) appear in the next Plan. An event that
+// returns an error changes nothing.
+func (s *Scheduler) Apply(ev Event) error {
+	var err error
+	switch e := ev.(type) {
+	case Submitted:
+		err = s.submitted(e)
+	case Adopted:
+		err = s.adopted(e)
+	case Cancelled:
+		err = s.cancelled(e)
+	case Exited:
+		err = s.exited(e)
+	case Requeued:
+		err = s.requeued(e)
+	case PriorityChanged:
+		err = s.priorityChanged(e)
+	case HoldChanged:
+		err = s.holdChanged(e)
+	case JobAltered:
+		err = s.jobAltered(e)
+	case NodeUp:
+		err = s.nodeUp(e)
+	case NodeDown:
+		err = s.nodeDown(e)
+	case NodeDrained:
+		err = s.nodeDrained(e)
+	case NodeResumed:
+		err = s.nodeResumed(e)
+	case ConfigReplaced:
+		if err = validate(e.Config); err == nil {
+			s.install(e.Config)
+		}
+	case DependencyOutcome:
+		err = s.dependencyOutcome(e)
+	default:
+		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
+	}
+	s.drainNotices()
+	return err
+}
+
+// Schedule runs one scheduling pass at now and returns everything decided
+// since the previous Plan.
+func (s *Scheduler) Schedule(now time.Time) Plan {
+	s.now = now
+	s.gen++
+	for len(s.begin) > 0 && !s.begin[0].at.After(now) {
+		e := heap.Pop(&s.begin).(beginEntry)
+		j := e.j
+		if !j.gone && j.state == Pending && !j.timeOK && j.NotBefore.Equal(e.at) {
+			j.timeOK = true
+			s.refresh(j)
+		}
+	}
+	for round := 0; ; round++ {
+		s.inPass = true
+		for _, p := range s.parts {
+			if round == 0 {
+				s.startNominated(p)
+			}
+			if p.dirty && round > 0 {
+				// A capacity change seen in this call waits for the next
+				// call; only jobs that became eligible are looked at now.
+				p.dirty = false
+				if p.anyDirty {
+					s.pass(p)
+				}
+				p.dirty = true
+			} else if p.dirty || p.anyDirty {
+				s.pass(p)
+			}
+		}
+		s.inPass = false
+		for _, j := range s.drop {
+			j.share.q.remove(j)
+		}
+		s.drop = s.drop[:0]
+		// Jobs that started may let jobs waiting on them ("after") start in
+		// this same call.
+		if len(s.notifyQ) == 0 || round >= 3 {
+			s.drainNotices()
+			break
+		}
+		s.drainNotices()
+	}
+	plan := s.plan
+	s.plan = Plan{}
+	plan.Now = now
+	if len(s.reasonLog) > 0 {
+		plan.Pending = make([]PendingReason, 0, len(s.reasonLog))
+	}
+	for _, j := range s.reasonLog {
+		j.listed = false
+		if j.gone || j.state != Pending || j.reason == j.reported {
+			continue
+		}
+		j.reported = j.reason
+		plan.Pending = append(plan.Pending, PendingReason{Job: j.ID, Reason: j.reason})
+	}
+	s.reasonLog = s.reasonLog[:0]
+	return plan
+}
+
+// setReason records a pending job's reason; changes are reported by the
+// next plan.
+func (s *Scheduler) setReason(j *job, r Reason) {
+	j.reason = r
+	if r != j.reported && !j.listed {
+		j.listed = true
+		s.reasonLog = append(s.reasonLog, j)
+	}
+}
+
+// waitReason is why a pending job may not be considered at all, or
+// ReasonNone when it may.
+func waitReason(j *job) Reason {
+	switch {
+	case j.share == nil || j.share.removed || j.share.part == nil:
+		return ReasonShareRemoved
+	case j.Hold&HoldSystem != 0 && j.neverFits:
+		return ReasonNeverFits
+	case j.Hold != 0:
+		return ReasonHeld
+	case !j.depsOK:
+		return ReasonDependency
+	case !j.timeOK:
+		return ReasonBeginTime
+	}
+	return ReasonNone
+}
+
+// refresh puts a pending entry in its share's queue or takes it out, after
+// anything that decides whether it may start changed.
+func (s *Scheduler) refresh(j *job) {
+	if j.gone || j.state != Pending {
+		return
+	}
+	if j.nom != nil {
+		s.queueRemove(j)
+		s.setReason(j, ReasonPreempting)
+		return
+	}
+	if r := waitReason(j); r != ReasonNone {
+		s.queueRemove(j)
+		s.setReason(j, r)
+		return
+	}
+	if !j.inReady {
+		j.inReady = true
+		j.share.q.insert(j)
+		s.setReason(j, ReasonPriority)
+	}
+	s.markDirty(j.share)
+}
+
+func (s *Scheduler) markDirty(sh *share) {
+	sh.dirty = true
+	if sh.part != nil {
+		sh.part.anyDirty = true
+	}
+}
+
+func (s *Scheduler) queueRemove(j *job) {
+	if !j.inReady {
+		return
+	}
+	j.inReady = false
+	if s.inPass {
+		s.drop = append(s.drop, j)
+		return
+	}
+	j.share.q.remove(j)
+}
+
+// retries returns the PreemptionRetries of j's partition.
+func (s *Scheduler) retries(j *job) int {
+	if j.share != nil && j.share.part != nil {
+		return j.share.part.cfg.PreemptionRetries
+	}
+	return Unlimited
+}
+
+// beginHeap orders jobs waiting for their NotBefore time.
+type beginEntry struct {
+	at  time.Time
+	seq uint64
+	j   *job
+}
+
+type beginHeap []beginEntry
+
+func (h beginHeap) Len() int { return len(h) }
+func (h beginHeap) Less(a, b int) bool {
+	if !h[a].at.Equal(h[b].at) {
+		return h[a].at.Before(h[b].at)
+	}
+	if h[a].seq != h[b].seq {
+		return h[a].seq < h[b].seq
+	}
+	return h[a].j.ID < h[b].j.ID
+}
+func (h beginHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *beginHeap) Push(x any)   { *h = append(*h, x.(beginEntry)) }
+func (h *beginHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+func (s *Scheduler) setNotBefore(j *job) {
+	j.timeOK = j.NotBefore.IsZero()
+	if !j.timeOK {
+		heap.Push(&s.begin, beginEntry{at: j.NotBefore, seq: j.Seq, j: j})
+	}
+}
+
+// Job returns a view of one job, array job or running subjob.
+func (s *Scheduler) Job(id JobID) (JobInfo, bool) {
+	j, ok := s.jobs[id]
+	if !ok {
+		return JobInfo{}, false
+	}
+	info := JobInfo{Job: cloneJob(j.Job), State: j.state, Started: j.started}
+	if j.state == Pending {
+		info.Reason = j.reason
+	}
+	for _, a := range j.allocs {
+		info.Allocs = append(info.Allocs, Alloc{Node: a.Node, GPUs: append([]int(nil), a.GPUs...)})
+	}
+	if a := j.arr; a != nil {
+		info.Job.Array = &Array{Indices: append([]int{}, a.indices[a.pos:]...), MaxRunning: a.maxRunning}
+		for _, r := range a.running {
+			info.Running = append(info.Running, r.ID)
+		}
+		sort.Slice(info.Running, func(x, y int) bool { return s.jobs[info.Running[x]].index < s.jobs[info.Running[y]].index })
+	}
+	return info, true
+}
+
+func cloneJob(j Job) Job {
+	j.Deps = append([]Dep(nil), j.Deps...)
+	if j.Array != nil {
+		a := *j.Array
+		a.Indices = append([]int(nil), a.Indices...)
+		j.Array = &a
+	}
+	return j
+}
+
+// Shares returns every share's standing, in config order (then shares
+// removed from the configuration that still have jobs). Lent spreads the
+// GPUs borrowers use beyond the partition's unowned GPUs over the lending
+// shares' idle quota, in config order.
+func (s *Scheduler) Shares() []ShareUsage {
+	out := make([]ShareUsage, 0, len(s.shares))
+	type pool struct{ unowned, borrowed int }
+	pools := map[*partition]*pool{}
+	for _, p := range s.parts {
+		sum := 0
+		for _, sh := range p.shares {
+			sum += sh.quota()
+		}
+		pl := &pool{unowned: max(0, p.capUsable-sum)}
+		for _, sh := range p.shares {
+			pl.borrowed += max(0, sh.inUse()-sh.quota())
+		}
+		pl.borrowed = max(0, pl.borrowed-pl.unowned)
+		pools[p] = pl
+	}
+	for _, sh := range s.shares {
+		if sh.removed && sh.pending == 0 && len(sh.running) == 0 {
+			continue
+		}
+		u := ShareUsage{
+			Share: sh.cfg.Name, Partition: sh.cfg.Partition, Strategy: sh.cfg.Strategy,
+			Quota: sh.quota(), InUse: sh.inUse(), Borrowed: max(0, sh.inUse()-sh.quota()),
+			Pending: sh.pending, Running: len(sh.running),
+		}
+		if pl := pools[sh.part]; pl != nil && !sh.reserve() && !sh.removed {
+			idle := max(0, sh.quota()-sh.inUse())
+			u.Lent = min(idle, pl.borrowed)
+			pl.borrowed -= u.Lent
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Nodes returns every node's standing, in config order (then removed nodes
+// that jobs still hold).
+func (s *Scheduler) Nodes() []NodeInfo {
+	out := make([]NodeInfo, 0, len(s.nodes))
+	for _, n := range s.nodes {
+		if n.ghost && len(n.jobs) == 0 {
+			continue
+		}
+		out = append(out, NodeInfo{
+			Name: n.cfg.Name, Partition: n.cfg.Partition, Up: n.up && !n.ghost, Drained: n.drain,
+			GPUs: n.gpus, UsedGPUs: n.held.list(),
+		})
+	}
+	return out
+}

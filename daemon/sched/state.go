@@ -1,0 +1,282 @@
+package sched
+
+import "time"
+
+// job is the core's record of one pending or running entry: a plain job, an
+// array job (arr set: the entry stands for its indices not yet started) or an
+// array subjob (sub set).
+type job struct {
+	Job
+	state JobState
+	share *share
+
+	reason   Reason // current reason while pending
+	reported Reason // the reason the last plan reported
+	listed   bool   // in Scheduler.reasonLog
+
+	allocs      []Alloc
+	started     time.Time
+	everStarted bool
+	cancelled   bool // qdel'd while running (or while being preempted)
+	failedFlag  bool // some subjob failed (array parents)
+
+	// pending bookkeeping
+	inReady   bool // in its share's queue
+	timeOK    bool // NotBefore has passed
+	depsOK    bool // every dependency satisfied
+	neverFits bool // the core set HoldSystem: the request can never fit
+	scanGen   uint64
+
+	// arrays
+	arr    *arrayState // the array entry itself
+	sub    bool        // an array subjob
+	parent JobID       // a subjob's array id
+	index  int         // a subjob's index
+
+	// preemption
+	nom      *nomination // this pending job's nomination (it preempts)
+	victimOf *nomination // this preempting job's preemptor, nil when orphaned
+
+	runIdx   int     // position in share.running while holding GPUs
+	anodes   []*node // the nodes of allocs
+	gpuN     int     // GPUs held
+	gone     bool    // removed from the core
+	startGen uint64  // the Schedule call that started it
+}
+
+// arrayState is what an array entry tracks beyond its Job.
+type arrayState struct {
+	indices    []int // all indices still to start, from pos on
+	pos        int
+	maxRunning int
+	running    []*job // subjobs holding GPUs
+	pendingSub int    // preempted subjobs waiting in the queue
+	allStarted bool
+}
+
+func (a *arrayState) remaining() int { return len(a.indices) - a.pos }
+
+// total is the job's GPU request.
+func (j *job) total() int { return j.Nodes * j.GPUsPerNode }
+
+// holding says whether the job holds GPUs.
+func (j *job) holding() bool { return j.state != Pending && j.arr == nil }
+
+// share is one share's state. A share removed from the configuration is kept
+// as a ghost (removed set) while jobs of it remain.
+type share struct {
+	cfg     Share
+	idx     int
+	removed bool
+	part    *partition
+
+	q       queue
+	run     int // GPUs of Running and Killing jobs
+	pre     int // GPUs of Preempting jobs
+	nom     int // GPUs nominated for this share's preemptors
+	running []*job
+	pending int // pending entries
+
+	dirty       bool
+	lastScanned []*job
+	blockedWQ   bool // the last scan left a within-quota job blocked
+
+	// per pass
+	cur         cursor
+	budget      int
+	p1Done      bool
+	p1Headroom  bool // phase 1 stopped because no quota headroom was left
+	cands       []*job
+	candPos     int
+	reservedQ   int
+	reservedB   int
+	reservedP   int
+	failCross   *failKey
+	failIn      *failKey
+	blockedPrio int // highest priority of a job blocked in this pass
+	redirty     bool
+	scanned     []*job
+	taken       int // GPUs taken as victims in the current search
+	takenGen    uint64
+}
+
+// eff is what the share holds for quota purposes as seen by others (is it
+// over quota? how much of the pool does it use?): its running jobs and its
+// preemptors' nominations, not its jobs already leaving.
+func (s *share) eff() int { return s.run + s.nom }
+
+// usage is what the share's own quota and borrow checks count: eff plus
+// its jobs that are being preempted, until they have exited (so a share
+// never starts more than its quota on GPUs its victims still hold).
+func (s *share) usage() int { return s.run + s.pre + s.nom }
+
+func (s *share) inUse() int    { return s.run + s.pre }
+func (s *share) reserve() bool { return s.cfg.Strategy == Reserve && !s.removed }
+func (s *share) quota() int {
+	if s.removed {
+		return 0
+	}
+	return s.cfg.GPUs
+}
+
+// borrowCap is how many GPUs the share may hold beyond its quota; -1 for no
+// limit.
+func (s *share) borrowCap() int {
+	if s.removed || s.cfg.Strategy != LendAndBorrow {
+		return 0
+	}
+	if s.cfg.BorrowLimit < 0 {
+		return -1
+	}
+	return s.cfg.GPUs * s.cfg.BorrowLimit / 100
+}
+
+// failKey remembers a request size for which a victim search failed in the
+// current pass: a request at least as large cannot succeed either.
+type failKey struct {
+	nodes, gpus, cpus int
+	mem               int64
+	prio              int
+}
+
+func (f *failKey) covers(j *job) bool {
+	return f != nil && j.Nodes >= f.nodes && j.GPUsPerNode >= f.gpus &&
+		j.CPUsPerNode >= f.cpus && j.MemPerNode >= f.mem && j.Priority <= f.prio
+}
+
+// node is one node's state.
+type node struct {
+	cfg   Node
+	idx   int // position in Scheduler.nodes
+	pidx  int // position in part.nodes
+	part  *partition
+	gpus  int
+	valid gpuSet
+	up    bool
+	drain bool
+	ghost bool // no longer in the configuration; kept while jobs hold it
+
+	held       gpuSet
+	nominated  gpuSet
+	orphan     gpuSet // held by preempting jobs no preemptor waits for
+	free       int    // valid, not held, not nominated
+	usedCPU    int
+	nomCPU     int
+	usedMem    int64
+	nomMem     int64
+	jobs       []*job // jobs holding GPUs (or CPUs) here
+	bucket     int    // free-count bucket, -1 when not usable
+	capCounted int    // GPUs counted in part.capUsable
+}
+
+func (n *node) usable() bool { return n.up && !n.drain && !n.ghost }
+
+func (n *node) cpuFree() int {
+	if n.cfg.CPUs <= 0 {
+		return -1
+	}
+	f := n.cfg.CPUs - n.usedCPU - n.nomCPU
+	if f < 0 {
+		f = 0
+	}
+	return f
+}
+
+func (n *node) memFree() int64 {
+	if n.cfg.MemBytes <= 0 {
+		return -1
+	}
+	f := n.cfg.MemBytes - n.usedMem - n.nomMem
+	if f < 0 {
+		f = 0
+	}
+	return f
+}
+
+// fitsCPU says whether a job's CPU and memory request fits the given free
+// amounts (-1: not accounted).
+func fitsCPU(j *job, cpu int, mem int64) bool {
+	if j.CPUsPerNode > 0 && cpu >= 0 && j.CPUsPerNode > cpu {
+		return false
+	}
+	if j.MemPerNode > 0 && mem >= 0 && j.MemPerNode > mem {
+		return false
+	}
+	return true
+}
+
+// fitsDeclared says whether the job could ever run on n.
+func (n *node) fitsDeclared(j *job) bool {
+	if j.GPUsPerNode > n.gpus {
+		return false
+	}
+	if j.CPUsPerNode > 0 && n.cfg.CPUs > 0 && j.CPUsPerNode > n.cfg.CPUs {
+		return false
+	}
+	if j.MemPerNode > 0 && n.cfg.MemBytes > 0 && j.MemPerNode > n.cfg.MemBytes {
+		return false
+	}
+	return true
+}
+
+// partition is one partition's state, with its nodes indexed by free GPU
+// count.
+type partition struct {
+	cfg    Partition
+	idx    int
+	nodes  []*node
+	shares []*share // config shares in config order, then ghosts
+
+	maxGPUs int
+	buckets [][]uint64 // buckets[f]: bit set over pidx of usable nodes with f free GPUs
+	bucketN []int
+
+	usable    int // usable nodes
+	capUsable int // GPUs of usable nodes
+	freeAvail int // free GPUs on usable nodes
+
+	reserveQuota int // sum of quotas of RESERVE shares
+	nonRQuota    int // sum of quotas of the other shares
+	nonRUsed     int // sum of eff() of non-RESERVE shares (ghosts included)
+	reserveIdle  int // sum over RESERVE shares of max(0, quota-eff)
+	overQuota    int // shares with eff() > quota
+
+	orphans   int   // GPUs of preempting jobs no preemptor waits for
+	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
+	noms      []*nomination
+	neverFits []*job
+	dirty     bool // capacity changed: scan every share
+	anyDirty  bool // some share is dirty
+}
+
+// poolCap is how many GPUs non-RESERVE shares may hold together:
+// max(capacity - RESERVE quotas, non-RESERVE quotas).
+func (p *partition) poolCap() int {
+	c := p.capUsable - p.reserveQuota
+	if p.nonRQuota > c {
+		c = p.nonRQuota
+	}
+	return c
+}
+
+// slack is what non-RESERVE shares may still take from the pool.
+func (p *partition) slack() int { return p.poolCap() - p.nonRUsed }
+
+// borrowable is how many GPUs borrowers may take now: free GPUs minus the
+// idle quota of RESERVE shares (and never more than the pool's slack).
+func (p *partition) borrowable() int {
+	b := p.freeAvail - p.reserveIdle
+	if s := p.slack(); s < b {
+		b = s
+	}
+	return b
+}
+
+// nomination reserves GPUs for a pending preemptor until its victims exit.
+type nomination struct {
+	j       *job
+	part    *partition
+	allocs  []Alloc
+	nodes   []*node
+	victims []*job
+}

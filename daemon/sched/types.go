@@ -1,0 +1,165 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+)
+
+// JobID names a job, e.g. "123.lab" or an array subjob "123[7].lab".
+type JobID string
+
+// Strategy says what a share does with its idle quota.
+type Strategy uint8
+
+const (
+	// Reserve keeps idle GPUs for the share's own future jobs; never lends or borrows.
+	Reserve Strategy = iota
+	// Lend lends idle GPUs to borrowing shares; never borrows.
+	Lend
+	// LendAndBorrow lends idle GPUs and borrows others' idle GPUs up to BorrowLimit.
+	LendAndBorrow
+)
+
+var strategyNames = [...]string{Reserve: "RESERVE", Lend: "LEND", LendAndBorrow: "LEND_AND_BORROW"}
+
+func (s Strategy) String() string {
+	if int(s) < len(strategyNames) {
+		return strategyNames[s]
+	}
+	return fmt.Sprintf("Strategy(%d)", s)
+}
+
+// ParseStrategy parses RESERVE, LEND or LEND_AND_BORROW.
+func ParseStrategy(s string) (Strategy, error) {
+	for i, n := range strategyNames {
+		if n == s {
+			return Strategy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown strategy %q (want RESERVE, LEND or LEND_AND_BORROW)", s)
+}
+
+// Unlimited is the BorrowLimit and PreemptionRetries value meaning "no limit".
+const Unlimited = -1
+
+// Config is the part of the cluster configuration the core needs.
+type Config struct {
+	Partitions []Partition
+	Nodes      []Node
+	Shares     []Share
+}
+
+// Partition groups nodes; shares divide its GPUs.
+type Partition struct {
+	Name string
+	// PreemptionRetries is how often a job may be preempted (or lose its node)
+	// before it fails instead of going back to the queue; Unlimited for no limit.
+	PreemptionRetries int
+}
+
+// Node is a schedulable machine. A node belongs to exactly one partition.
+type Node struct {
+	Name      string
+	Partition string
+	GPUs      int   // GPU indices are 0..GPUs-1
+	CPUs      int   // 0: not accounted
+	MemBytes  int64 // 0: not accounted
+}
+
+// Share is a team's quota inside a partition, with its own virtual queue.
+type Share struct {
+	Name      string
+	Partition string
+	GPUs      int // the guaranteed quota
+	Strategy  Strategy
+	// BorrowLimit is the percentage of GPUs this share may borrow on top of
+	// its quota (LendAndBorrow only); Unlimited for no cap.
+	BorrowLimit       int
+	InSharePreemption bool
+}
+
+// DepType is a PBS dependency type (-W depend=TYPE:ID).
+type DepType uint8
+
+const (
+	AfterOK    DepType = iota // start after the job(s) finished with exit status 0
+	AfterNotOK                // ... finished with a non-zero status (or failed)
+	AfterAny                  // ... finished in any way
+	After                     // ... started
+)
+
+var depNames = [...]string{AfterOK: "afterok", AfterNotOK: "afternotok", AfterAny: "afterany", After: "after"}
+
+func (d DepType) String() string {
+	if int(d) < len(depNames) {
+		return depNames[d]
+	}
+	return fmt.Sprintf("DepType(%d)", d)
+}
+
+// ParseDepType parses afterok, afternotok, afterany or after.
+func ParseDepType(s string) (DepType, error) {
+	for i, n := range depNames {
+		if n == s {
+			return DepType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown dependency type %q (want afterok, afternotok, afterany or after)", s)
+}
+
+// Dep is one dependency of a job on another job (or on a whole array, by
+// the array's id "123[].lab").
+type Dep struct {
+	Type DepType
+	On   JobID
+}
+
+// Hold is a bit set of holds on a job; a held job is never started.
+type Hold uint8
+
+const (
+	HoldUser   Hold = 1 << iota // qsub -h / qhold by the owner
+	HoldAdmin                   // set by an admin; only an admin releases it
+	HoldSystem                  // set by the core (a request that can never fit)
+)
+
+// Job is a job as the core sees it: what it asks for and where it stands in
+// its share's queue.
+type Job struct {
+	ID       JobID
+	Share    string
+	Priority int    // 0..9999, higher first
+	Seq      uint64 // submission order (the job number); lower is earlier
+	Submit   time.Time
+
+	Nodes       int   // number of nodes, at least 1
+	GPUsPerNode int   // GPUs on each node
+	CPUsPerNode int   // 0: not accounted
+	MemPerNode  int64 // bytes; 0: not accounted
+
+	Hold      Hold
+	NotBefore time.Time // qsub -a: not started before this time
+	Deps      []Dep
+
+	// Array, when set, makes this an array job: one entry whose subjobs
+	// (ID "123[i].lab") are created as they start.
+	Array *Array
+
+	// Preemptions counts how often the job was preempted or lost its node.
+	Preemptions int
+}
+
+// Array describes the subjobs of an array job.
+type Array struct {
+	Indices    []int // the subjob indices still to run, ascending
+	MaxRunning int   // %max; 0 = no limit
+}
+
+// GPUCount is the job's total GPU request.
+func (j *Job) GPUCount() int { return j.Nodes * j.GPUsPerNode }
+
+// Alloc is the part of a job placed on one node.
+type Alloc struct {
+	Node string
+	GPUs []int // exact GPU indices, ascending
+}

@@ -1,0 +1,157 @@
+package e2e
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestArrayWithMaxRunning(t *testing.T) {
+	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares})
+	// Each subjob records when it ran; %2 allows two at a time although
+	// GPUs for four are free.
+	c.script("sweep.sh", "echo \"$PBS_ARRAY_ID $PBS_ARRAY_INDEX $(date +%s) start\" >> sweep.log\nsleep 2\necho \"$PBS_ARRAY_INDEX $(date +%s) end\" >> sweep.log\n")
+	arr := c.qsub("-q", "b", "-J", "0-5%2", "-l", "ngpus=1", "sweep.sh")
+	if !strings.HasSuffix(arr, "[].e2e") {
+		t.Fatalf("array id %q", arr)
+	}
+	c.eventually(20*time.Second, func() (bool, string) {
+		out, _, _ := c.runAs(alice, "qstat")
+		return strings.Contains(out, " B "), out
+	})
+	sub, _, _ := c.runAs(alice, "qstat", "-t", "-x")
+	if !strings.Contains(sub, strings.Replace(arr, "[]", "[0]", 1)) {
+		t.Fatalf("qstat -t lacks subjob 0:\n%s", sub)
+	}
+	c.waitState(arr, "F", 60*time.Second)
+	log := strings.Split(strings.TrimSpace(c.readFile("sweep.log")), "\n")
+	var starts []string
+	running, peak := 0, 0
+	type ev struct {
+		t     int
+		delta int
+	}
+	var evs []ev
+	for _, l := range log {
+		f := strings.Fields(l)
+		switch f[len(f)-1] {
+		case "start":
+			if f[0] != arr {
+				t.Fatalf("PBS_ARRAY_ID %q, want %s", f[0], arr)
+			}
+			starts = append(starts, f[1])
+			ts, _ := strconv.Atoi(f[2])
+			evs = append(evs, ev{ts * 2, +1})
+		case "end":
+			ts, _ := strconv.Atoi(f[1])
+			evs = append(evs, ev{ts*2 - 1, -1}) // ends before starts in the same second
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].t < evs[j].t })
+	for _, e := range evs {
+		running += e.delta
+		peak = max(peak, running)
+	}
+	sort.Strings(starts)
+	if strings.Join(starts, ",") != "0,1,2,3,4,5" {
+		t.Fatalf("subjobs that ran: %v\n%s", starts, c.readFile("sweep.log"))
+	}
+	if peak > 2 {
+		t.Fatalf("%d subjobs ran at once, %%max is 2\n%s", peak, c.readFile("sweep.log"))
+	}
+	// qdel of a whole array removes what is left.
+	big := c.qsub("-q", "b", "-J", "0-99", "-h", "sweep.sh")
+	if _, errOut, err := c.runAs(alice, "qdel", big); err != nil {
+		t.Fatalf("qdel array: %v %s", err, errOut)
+	}
+	c.waitState(big, "F", 10*time.Second)
+}
+
+func TestDependenciesHoldsAndBeginTime(t *testing.T) {
+	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares})
+	c.script("ok.sh", "echo $PBS_JOBNAME $(date +%s) >> order.log\n")
+	c.script("bad.sh", "exit 1\n")
+	train := c.qsub("-q", "a", "-N", "train", "-h", "ok.sh")
+	eval := c.qsub("-q", "a", "-N", "eval", "-W", "depend=afterok:"+train, "ok.sh")
+	failing := c.qsub("-q", "a", "-N", "failing", "bad.sh")
+	never := c.qsub("-q", "a", "-N", "never", "-W", "depend=afterok:"+failing, "ok.sh")
+	cleanup := c.qsub("-q", "a", "-N", "cleanup", "-W", "depend=afternotok:"+failing, "ok.sh")
+
+	if st := c.state(eval); st != "H" && st != "Q" {
+		t.Fatalf("eval state %q", st)
+	}
+	if got := c.field(eval, "comment"); got != "Dependency" {
+		t.Fatalf("eval reason %q, want Dependency", got)
+	}
+	c.waitState(never, "F", 30*time.Second)
+	if got := c.field(never, "comment"); got != "DependencyNeverSatisfied" {
+		t.Fatalf("never reason %q", got)
+	}
+	c.waitState(cleanup, "F", 30*time.Second)
+	if st := c.state(train); st != "H" {
+		t.Fatalf("held job state %q", st)
+	}
+	if _, errOut, err := c.runAs(alice, "qrls", train); err != nil {
+		t.Fatalf("qrls: %v %s", err, errOut)
+	}
+	c.waitState(eval, "F", 30*time.Second)
+	order := strings.Fields(c.readFile("order.log"))
+	// cleanup ran first (afternotok), then train, then eval.
+	var names []string
+	for i := 0; i < len(order); i += 2 {
+		names = append(names, order[i])
+	}
+	if strings.Join(names, " ") != "cleanup train eval" {
+		t.Fatalf("run order %v", names)
+	}
+
+	// qsub -a: not before a time two seconds ahead (state W until then).
+	at := time.Now().Add(3 * time.Second)
+	later := c.qsub("-q", "a", "-N", "later", "-a", at.Format("200601021504.05"), "ok.sh")
+	if st := c.state(later); st != "W" {
+		t.Fatalf("state %q before its start time, want W", st)
+	}
+	c.waitState(later, "F", 30*time.Second)
+	lines := strings.Split(strings.TrimSpace(c.readFile("order.log")), "\n")
+	last := strings.Fields(lines[len(lines)-1])
+	ts, _ := strconv.ParseInt(last[1], 10, 64)
+	if last[0] != "later" || ts < at.Unix() {
+		t.Fatalf("job ran at %d, not before %d expected: %v", ts, at.Unix(), last)
+	}
+
+	// qalter on a pending job; a dependency cycle is refused.
+	a := c.qsub("-q", "a", "-h", "ok.sh")
+	b := c.qsub("-q", "a", "-W", "depend=afterany:"+a, "ok.sh")
+	if _, errOut, err := c.runAs(alice, "qalter", "-W", "depend=afterok:"+b, a); err == nil || !strings.Contains(errOut, "cycle") {
+		t.Fatalf("cycle accepted: %v %s", err, errOut)
+	}
+	if _, errOut, err := c.runAs(alice, "qalter", "-p", "50", "-N", "renamed", a); err != nil {
+		t.Fatalf("qalter: %v %s", err, errOut)
+	}
+	if p, n := c.field(a, "Priority"), c.field(a, "Job_Name"); p != "50" || n != "renamed" {
+		t.Fatalf("after qalter priority %q name %q", p, n)
+	}
+	// An admin hold is not the user's to release.
+	if _, errOut, err := c.runAs(0, "qhold", b); err != nil {
+		t.Fatalf("admin qhold: %v %s", err, errOut)
+	}
+	if _, errOut, err := c.runAs(alice, "qrls", b); err == nil {
+		t.Fatalf("user released an admin hold: %s", errOut)
+	}
+	c.runAs(alice, "qdel", a, b)
+}
+
+func TestBlockingQsub(t *testing.T) {
+	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares})
+	c.script("seven.sh", "exit 7\n")
+	out, _, err := c.runAs(alice, "qsub", "-q", "a", "-W", "block=true", "seven.sh")
+	code := -1
+	if ee, ok := err.(interface{ ExitCode() int }); ok {
+		code = ee.ExitCode()
+	}
+	if code != 7 || !strings.HasSuffix(strings.TrimSpace(out), ".e2e") {
+		t.Fatalf("qsub -W block=true: exit %d (%v) out %q", code, err, out)
+	}
+}

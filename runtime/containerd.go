@@ -1,0 +1,500 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/errdefs"
+	"golang.org/x/sys/unix"
+)
+
+var _ Runtime = (*Containerd)(nil)
+
+// DefaultNamespace is the containerd namespace of sharq's containers.
+const DefaultNamespace = "sharq"
+
+// Container labels.
+const (
+	LabelJob  = "sharq.job"
+	LabelNode = "sharq.node"
+	LabelRun  = "sharq.run"
+	// LabelStop is set (to the time, RFC 3339) when Stop is first called;
+	// it makes a death by SIGTERM/SIGKILL count as 256+N (PBSExitStatus).
+	LabelStop = "sharq.stop"
+)
+
+// Containerd runs jobs as containerd containers (runc), one container per
+// job on this node, named ContainerID(node, job) and labelled with
+// LabelJob, LabelNode, LabelRun. Containers outlive the Containerd value
+// and the process: a new Containerd for the same node finds them with
+// List and follows them with Wait.
+//
+// Stop's SIGKILL timer runs in this process: if it ends (or Close is
+// called) during a grace period, the job keeps running until Stop is
+// called again, which the node daemon does when it re-adopts the job.
+type Containerd struct {
+	client    *client.Client
+	namespace string
+	node      string
+	snap      string
+	host      host
+	log       *slog.Logger
+
+	ctx    context.Context // ends at Close: SIGKILL timers
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	timers map[string]*stopTimer // by job id
+	wg     sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type stopTimer struct {
+	deadline time.Time
+	cancel   context.CancelFunc
+}
+
+// Option configures NewContainerd.
+type Option func(*Containerd)
+
+// WithNode sets this node's name (default: the host name). List returns
+// only this node's containers, so node daemons can share one containerd.
+func WithNode(name string) Option { return func(c *Containerd) { c.node = name } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(c *Containerd) { c.log = l } }
+
+// NewContainerd connects to the containerd at socket and uses namespace
+// (DefaultNamespace if empty).
+func NewContainerd(ctx context.Context, socket, namespace string, opts ...Option) (*Containerd, error) {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	c := &Containerd{namespace: namespace, log: slog.Default(), timers: map[string]*stopTimer{}}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("containerd runtime: node name: %w", err)
+		}
+		c.node = h
+	}
+	c.host = defaultHost()
+	cl, err := client.New(socket, client.WithDefaultNamespace(namespace))
+	if err != nil {
+		return nil, fmt.Errorf("containerd runtime: connect %s: %w", socket, err)
+	}
+	ctx = namespaces.WithNamespace(ctx, namespace)
+	if _, err := cl.Version(ctx); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("containerd runtime: %s: %w", socket, err)
+	}
+	if c.snap, err = DetectSnapshotter(ctx, cl); err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("containerd runtime: %w", err)
+	}
+	c.client = cl
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+func defaultHost() host {
+	h := host{lookPath: exec.LookPath, path: os.Getenv("PATH")}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		h.memTotal = int64(si.Totalram) * int64(si.Unit)
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
+		h.nofile = rl.Max
+	}
+	if unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl) == nil {
+		h.memlock = rl.Max
+	}
+	if h.path == "" {
+		h.path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	return h
+}
+
+// Node is the node name the runtime labels and lists containers by.
+func (c *Containerd) Node() string { return c.node }
+
+// Snapshotter is the snapshotter containers use.
+func (c *Containerd) Snapshotter() string { return c.snap }
+
+func (c *Containerd) nsctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, c.namespace)
+}
+
+// Start creates and starts the job's container; see Runtime.
+func (c *Containerd) Start(ctx context.Context, s Spec) error {
+	ctx = c.nsctx(ctx)
+	if s.Node == "" {
+		s.Node = c.node
+	}
+	if s.Node != c.node {
+		return fmt.Errorf("%w: job %s is for node %s, this runtime is node %s", ErrBadSpec, s.JobID, s.Node, c.node)
+	}
+	if err := validate(s); err != nil {
+		return err
+	}
+	id := ContainerID(c.node, s.JobID)
+	if _, err := c.client.LoadContainer(ctx, id); err == nil {
+		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
+	} else if !errdefs.IsNotFound(err) {
+		return fmt.Errorf("start job %s: %w", s.JobID, err)
+	}
+	img, err := c.client.GetImage(ctx, s.Image)
+	if err != nil {
+		return fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
+	}
+	if ok, err := img.IsUnpacked(ctx, c.snap); err != nil {
+		return fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
+	} else if !ok {
+		if err := img.Unpack(ctx, c.snap); err != nil {
+			return fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
+		}
+	}
+	outputs := []string{s.Stdout}
+	if s.Stderr != s.Stdout {
+		outputs = append(outputs, s.Stderr)
+	}
+	for _, p := range outputs {
+		if err := prepareOutput(p, s.UID, s.GID, s.Groups); err != nil {
+			return fmt.Errorf("start job %s: %w", s.JobID, err)
+		}
+	}
+	opts, err := specOpts(s, c.host)
+	if err != nil {
+		return fmt.Errorf("start job %s: %w: %w", s.JobID, ErrBadSpec, err)
+	}
+	opts = append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)
+	ctr, err := c.client.NewContainer(ctx, id,
+		client.WithImage(img),
+		client.WithSnapshotter(c.snap),
+		client.WithNewSnapshot(id, img),
+		client.WithNewSpec(opts...),
+		client.WithContainerLabels(map[string]string{
+			LabelJob:  s.JobID,
+			LabelNode: c.node,
+			LabelRun:  strconv.Itoa(s.Run),
+		}),
+	)
+	if errdefs.IsAlreadyExists(err) {
+		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
+	}
+	if err != nil {
+		return fmt.Errorf("start job %s: create container: %w", s.JobID, err)
+	}
+	task, err := ctr.NewTask(ctx, cio.NullIO)
+	if err != nil {
+		c.discard(ctr, nil)
+		return fmt.Errorf("start job %s: create task: %w", s.JobID, err)
+	}
+	if err := task.Start(ctx); err != nil {
+		c.discard(ctr, task)
+		return fmt.Errorf("start job %s: %w", s.JobID, err)
+	}
+	c.log.Info("job container started", "job", s.JobID, "run", s.Run, "container", id, "pid", task.Pid())
+	return nil
+}
+
+// discard removes what a failed Start created.
+func (c *Containerd) discard(ctr client.Container, task client.Task) {
+	ctx, cancel := context.WithTimeout(c.nsctx(context.Background()), 30*time.Second)
+	defer cancel()
+	if task != nil {
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil {
+			c.log.Warn("delete task of failed start", "container", ctr.ID(), "err", err)
+		}
+	}
+	if err := ctr.Delete(ctx, client.WithSnapshotCleanup); err != nil {
+		c.log.Warn("delete container of failed start", "container", ctr.ID(), "err", err)
+	}
+}
+
+// load finds the job's container; ErrNotFound when there is none.
+func (c *Containerd) load(ctx context.Context, jobID string) (client.Container, error) {
+	ctr, err := c.client.LoadContainer(ctx, ContainerID(c.node, jobID))
+	if errdefs.IsNotFound(err) {
+		return nil, fmt.Errorf("job %s on %s: %w", jobID, c.node, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", jobID, err)
+	}
+	return ctr, nil
+}
+
+// Stop sends SIGTERM to every process of the job's container and arms a
+// timer that sends SIGKILL after grace; see Runtime. Stopping a job that
+// already exited does nothing. A second Stop sends SIGTERM again and keeps
+// the earlier of the two SIGKILL deadlines.
+func (c *Containerd) Stop(ctx context.Context, jobID string, grace time.Duration) error {
+	ctx = c.nsctx(ctx)
+	ctr, err := c.load(ctx, jobID)
+	if err != nil {
+		return fmt.Errorf("stop: %w", err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("stop job %s: %w", jobID, err)
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("stop job %s: %w", jobID, err)
+	}
+	if st.Status == client.Stopped {
+		return nil // it ended on its own: its status stays its own
+	}
+	labels, err := ctr.Labels(ctx)
+	if err != nil {
+		return fmt.Errorf("stop job %s: %w", jobID, err)
+	}
+	if labels[LabelStop] == "" {
+		if _, err := ctr.SetLabels(ctx, map[string]string{LabelStop: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+			return fmt.Errorf("stop job %s: label: %w", jobID, err)
+		}
+	}
+	if err := kill(ctx, task, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop job %s: SIGTERM: %w", jobID, err)
+	}
+	c.log.Info("job stopping", "job", jobID, "grace", grace)
+	c.armKill(jobID, task, grace)
+	return nil
+}
+
+// kill signals every process of the task; a task already gone is fine.
+func kill(ctx context.Context, task client.Task, sig syscall.Signal) error {
+	err := task.Kill(ctx, sig, client.WithKillAll)
+	if err == nil || errdefs.IsNotFound(err) || errdefs.IsFailedPrecondition(err) {
+		return nil
+	}
+	return err
+}
+
+// armKill sends SIGKILL to the job once grace has passed, unless its task
+// exits first or the runtime is closed.
+func (c *Containerd) armKill(jobID string, task client.Task, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil {
+		return
+	}
+	if t, ok := c.timers[jobID]; ok {
+		if !deadline.Before(t.deadline) {
+			return
+		}
+		t.cancel()
+	}
+	ctx, cancel := context.WithCancel(c.nsctx(c.ctx))
+	t := &stopTimer{deadline: deadline, cancel: cancel}
+	c.timers[jobID] = t
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			cancel()
+			c.mu.Lock()
+			if c.timers[jobID] == t {
+				delete(c.timers, jobID)
+			}
+			c.mu.Unlock()
+		}()
+		exited, err := task.Wait(ctx)
+		if err != nil {
+			exited = nil // no exit notice: rely on the timer alone
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		select {
+		case <-ctx.Done():
+			return
+		case <-exited:
+			return
+		case <-timer.C:
+		}
+		if err := kill(ctx, task, syscall.SIGKILL); err != nil {
+			c.log.Error("SIGKILL after grace", "job", jobID, "err", err)
+			return
+		}
+		c.log.Info("job killed after grace", "job", jobID)
+	}()
+}
+
+// Wait blocks until the job's container has exited and returns its PBS
+// exit status (PBSExitStatus); see Runtime.
+func (c *Containerd) Wait(ctx context.Context, jobID string) (code int, err error) {
+	ctx = c.nsctx(ctx)
+	defer func() {
+		// A call cut short by ctx fails with a gRPC status; callers look
+		// for the context's own error.
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("wait job %s: %w (%v)", jobID, ctx.Err(), err)
+		}
+	}()
+	ctr, err := c.load(ctx, jobID)
+	if err != nil {
+		return 0, fmt.Errorf("wait: %w", err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return ExitStatusLost, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
+	}
+	if st.Status == client.Created {
+		return ExitStatusLost, nil
+	}
+	var status uint32
+	if st.Status == client.Stopped {
+		status = st.ExitStatus
+	} else {
+		// The RPC gets its own context, so that ctx ending is reported
+		// as ctx's error, not as whatever the daemon says first.
+		rpcCtx, cancelRPC := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancelRPC()
+		exited, err := task.Wait(rpcCtx)
+		if err != nil {
+			return 0, fmt.Errorf("wait job %s: %w", jobID, err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("wait job %s: %w", jobID, ctx.Err())
+		case es := <-exited:
+			if status, _, err = es.Result(); err != nil {
+				return 0, fmt.Errorf("wait job %s: %w", jobID, err)
+			}
+		}
+	}
+	labels, err := ctr.Labels(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
+	}
+	return PBSExitStatus(status, labels[LabelStop] != ""), nil
+}
+
+// List returns this node's job containers; see Runtime.
+func (c *Containerd) List(ctx context.Context) ([]Task, error) {
+	ctx = c.nsctx(ctx)
+	ctrs, err := c.client.Containers(ctx, fmt.Sprintf("labels.%q==%q", LabelNode, c.node))
+	if err != nil {
+		return nil, fmt.Errorf("list containers of %s: %w", c.node, err)
+	}
+	var out []Task
+	for _, ctr := range ctrs {
+		labels, err := ctr.Labels(ctx)
+		if errdefs.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list containers of %s: %w", c.node, err)
+		}
+		if labels[LabelJob] == "" {
+			continue
+		}
+		run, _ := strconv.Atoi(labels[LabelRun])
+		t := Task{JobID: labels[LabelJob], Node: labels[LabelNode], Run: run}
+		task, err := ctr.Task(ctx, nil)
+		switch {
+		case errdefs.IsNotFound(err):
+			t.ExitStatus = ExitStatusLost
+		case err != nil:
+			return nil, fmt.Errorf("list job %s: %w", t.JobID, err)
+		default:
+			st, err := task.Status(ctx)
+			if errdefs.IsNotFound(err) {
+				t.ExitStatus = ExitStatusLost
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list job %s: %w", t.JobID, err)
+			}
+			switch st.Status {
+			case client.Stopped:
+				t.ExitStatus = PBSExitStatus(st.ExitStatus, labels[LabelStop] != "")
+			case client.Created:
+				t.ExitStatus = ExitStatusLost
+			default: // running, paused, pausing
+				t.Running = true
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Remove deletes the exited job's task, container and snapshot; a running
+// job gives ErrRunning. See Runtime.
+func (c *Containerd) Remove(ctx context.Context, jobID string) error {
+	ctx = c.nsctx(ctx)
+	ctr, err := c.load(ctx, jobID)
+	if err != nil {
+		return fmt.Errorf("remove: %w", err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	switch {
+	case errdefs.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("remove job %s: %w", jobID, err)
+	default:
+		st, err := task.Status(ctx)
+		if err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("remove job %s: %w", jobID, err)
+		}
+		if err == nil && st.Status != client.Stopped && st.Status != client.Created {
+			return fmt.Errorf("remove job %s: %w", jobID, ErrRunning)
+		}
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("remove job %s: delete task: %w", jobID, err)
+		}
+	}
+	if err := ctr.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove job %s: delete container: %w", jobID, err)
+	}
+	c.mu.Lock()
+	if t, ok := c.timers[jobID]; ok {
+		t.cancel()
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// Close cancels pending SIGKILL timers (the containers keep running) and
+// closes the connection.
+func (c *Containerd) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.cancel()
+		c.mu.Unlock()
+		c.wg.Wait()
+		if err := c.client.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			c.closeErr = fmt.Errorf("close containerd runtime: %w", err)
+		}
+	})
+	return c.closeErr
+}

@@ -1,0 +1,14 @@
+// Package runtime runs one node's jobs as containers: the Runtime interface,
+// its containerd implementation (github.com/containerd/containerd/v2 client,
+// namespace "sharq", runc), local OCI image building (BuildImage, from a
+// static busybox) and import (ImportImage), and, in runtime/gpu, GPU
+// discovery (NVML through go-nvml where NVIDIA's library exists, else the
+// GPUs the configuration declares).
+//
+// A job container runs the job as the child of a small /bin/sh init (see
+// initScript) that points stdout/stderr at the bind-mounted output files,
+// so output does not depend on the node daemon being alive; it has the
+// host's network, its own PID/IPC/mount namespaces, the job's UID, GID and
+// groups, no capabilities unless root, no new privileges, and only the
+// device nodes in Spec.Devices beyond the default ones (device cgroup).
+package runtime

@@ -1,0 +1,15 @@
+//go:build !cgo
+
+package gpu
+
+import (
+	"context"
+
+	"sharq/api"
+)
+
+// discoverNVML: NVML is a C library, loaded with dlopen; a program built
+// without cgo cannot use it.
+func discoverNVML(context.Context) ([]api.GPU, string, error) {
+	return nil, "", ErrNoNVML
+}

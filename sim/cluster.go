@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"sharq/conf"
+	"sharq/daemon/sched"
+)
+
+// Cluster is what a simulation needs from the configuration: the core's
+// part and each partition's preempt_grace (the grace of jobs whose trace
+// row gives none).
+type Cluster struct {
+	Sched sched.Config
+	Grace map[string]time.Duration // by partition name
+}
+
+// TotalGPUs counts the GPUs of every node.
+func (c *Cluster) TotalGPUs() int {
+	n := 0
+	for _, nd := range c.Sched.Nodes {
+		n += nd.GPUs
+	}
+	return n
+}
+
+// share returns the share called name, or nil.
+func (c *Cluster) share(name string) *sched.Share {
+	for i := range c.Sched.Shares {
+		if c.Sched.Shares[i].Name == name {
+			return &c.Sched.Shares[i]
+		}
+	}
+	return nil
+}
+
+// clone copies the configuration deeply enough for a variant to change it.
+func (c Cluster) clone() Cluster {
+	out := Cluster{Grace: make(map[string]time.Duration, len(c.Grace))}
+	out.Sched.Partitions = append([]sched.Partition(nil), c.Sched.Partitions...)
+	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
+	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)
+	for k, v := range c.Grace {
+		out.Grace[k] = v
+	}
+	return out
+}
+
+// ValidateTrace checks the trace against the cluster: every job's share
+// must exist. Bad rows come back as a *TraceError.
+func ValidateTrace(c *Cluster, jobs []TraceJob) error {
+	var errs rowErrors
+	for i := range jobs {
+		if c.share(jobs[i].Share) == nil {
+			errs.add(jobs[i].Line, colShare, fmt.Errorf("%w %q (job %s)", ErrUnknownShare, jobs[i].Share, jobs[i].ID))
+		}
+	}
+	return errs.err("")
+}
+
+// FromConf takes the simulation's cluster from a loaded configuration.
+func FromConf(c *conf.Config) Cluster {
+	cl := Cluster{Sched: c.Sched(), Grace: make(map[string]time.Duration, len(c.Partitions))}
+	for _, p := range c.Partitions {
+		cl.Grace[p.Name] = p.PreemptGrace
+	}
+	return cl
+}
+
+// LoadCluster loads a configuration file for simulation.
+func LoadCluster(path string) (Cluster, error) {
+	c, err := conf.Load(path)
+	if err != nil {
+		return Cluster{}, err
+	}
+	return FromConf(c), nil
+}

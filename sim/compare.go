@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"sharq/daemon/sched"
+)
+
+// Variant is a configuration Compare runs.
+type Variant struct {
+	Name    string
+	Cluster Cluster
+}
+
+// Variant names.
+const (
+	VariantConfigured = "as configured"
+	VariantReserve    = "all RESERVE"
+	VariantBorrow     = "all LEND_AND_BORROW, no limit"
+)
+
+// Variants returns the three configurations Compare runs: the cluster as
+// configured, every share RESERVE (static partitioning), and every share
+// LEND_AND_BORROW without a borrow limit.
+func Variants(cl Cluster) []Variant {
+	reserve, borrow := cl.clone(), cl.clone()
+	for i := range reserve.Sched.Shares {
+		reserve.Sched.Shares[i].Strategy = sched.Reserve
+		borrow.Sched.Shares[i].Strategy = sched.LendAndBorrow
+		borrow.Sched.Shares[i].BorrowLimit = sched.Unlimited
+	}
+	return []Variant{
+		{Name: VariantConfigured, Cluster: cl.clone()},
+		{Name: VariantReserve, Cluster: reserve},
+		{Name: VariantBorrow, Cluster: borrow},
+	}
+}
+
+// Compare runs the trace under each variant concurrently, one goroutine
+// and one core per variant, and returns the results in variant order.
+// opts[i], when given, are variant i's options (the jobs are shared and
+// only read).
+func Compare(ctx context.Context, variants []Variant, jobs []TraceJob, opts []Options) ([]*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]*Result, len(variants))
+	errs := make([]error, len(variants))
+	var wg sync.WaitGroup
+	for i := range variants {
+		var opt Options
+		if i < len(opts) {
+			opt = opts[i]
+		}
+		wg.Go(func() {
+			res, err := Run(ctx, variants[i].Cluster, jobs, opt)
+			if err != nil {
+				errs[i] = fmt.Errorf("variant %q: %w", variants[i].Name, err)
+				cancel()
+				return
+			}
+			res.Name = variants[i].Name
+			results[i] = res
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// WriteCompare writes the results side by side: one column per variant.
+func WriteCompare(w io.Writer, results []*Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	line := func(label string, f func(r *Result) string) {
+		cells := []string{label}
+		for _, r := range results {
+			cells = append(cells, f(r))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	line("", func(r *Result) string { return r.Name })
+	line("utilization", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.Utilization()) })
+	line("makespan", func(r *Result) string { return FormatDuration(r.Makespan()) })
+	line("wait p50", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 50)) })
+	line("wait p95", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 95)) })
+	line("wait p99", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 99)) })
+	line("preemptions", func(r *Result) string { return fmt.Sprint(r.Totals().Preemptions) })
+	line("lost GPU-h", func(r *Result) string { return gpuHours(r.Totals().LostGPUHours) })
+	line("grace GPU-h", func(r *Result) string { return gpuHours(r.Totals().GraceGPUHours) })
+	line("borrowed GPU-h", func(r *Result) string { return gpuHours(r.Totals().BorrowedGPUHours) })
+	line("failed jobs", func(r *Result) string { return fmt.Sprint(r.Totals().Failed) })
+	line("never started", func(r *Result) string { return fmt.Sprint(r.Totals().NeverStarted) })
+	if len(results) > 0 {
+		for i := range results[0].Shares {
+			name := results[0].Shares[i].Name
+			line("p95 wait "+name, func(r *Result) string {
+				if i >= len(r.Shares) {
+					return "-"
+				}
+				return FormatDuration(Percentile(r.Shares[i].Waits, 95))
+			})
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "wait = first submit to first start; percentiles are nearest-rank over the jobs that started")
+	return err
+}

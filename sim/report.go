@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"sharq/daemon/sched"
+)
+
+// WriteReport writes a human-readable report of one result: the cluster's
+// figures, then one row per share.
+func WriteReport(w io.Writer, r *Result) error {
+	t := r.Totals()
+	fmt.Fprintf(w, "jobs %d on %d GPUs; makespan %s (first submit at %ss, last exit at %ss); %d scheduling passes\n",
+		r.Jobs, r.TotalGPUs, FormatDuration(r.Makespan()), FormatSeconds(r.Start), FormatSeconds(r.End), r.Passes)
+	fmt.Fprintf(w, "utilization %.1f%% (busy %s GPU-h / (%d GPUs x makespan)); preemptions %d; lost %s GPU-h of work, %s GPU-h of grace\n",
+		100*r.Utilization(), gpuHours(r.BusyGPUHours), r.TotalGPUs, t.Preemptions, gpuHours(t.LostGPUHours), gpuHours(t.GraceGPUHours))
+	fmt.Fprintf(w, "jobs finished %d, failed %d, never started %d, requeued and unfinished %d\n",
+		t.Finished, t.Failed, t.NeverStarted, t.Unfinished)
+	fmt.Fprintln(w, "wait = first submit to first start (nearest-rank percentiles of started jobs); queued = mean pending time per job, requeues included")
+	fmt.Fprintln(w, "lost = GPU-hours of work thrown away (since the last checkpoint); grace = GPU-hours preempted jobs held while exiting")
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "share\tstrategy\tquota\tjobs\tdone\tfailed\tnever\town GPU-h\tborrowed GPU-h\tlent GPU-h\twait p50\tp95\tp99\tqueued\tpreempt\tlost GPU-h\tgrace GPU-h\t")
+	row := func(s *ShareResult, strategy string) {
+		queued := time.Duration(0)
+		if s.Jobs > 0 {
+			queued = time.Duration(math.Round(s.QueuedHours*3600/float64(s.Jobs))) * time.Second
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
+			s.Name, strategy, s.Quota, s.Jobs, s.Finished, s.Failed, s.NeverStarted,
+			gpuHours(s.OwnGPUHours), gpuHours(s.BorrowedGPUHours), gpuHours(s.LentGPUHours),
+			FormatDuration(Percentile(s.Waits, 50)), FormatDuration(Percentile(s.Waits, 95)), FormatDuration(Percentile(s.Waits, 99)),
+			FormatDuration(queued), s.Preemptions, gpuHours(s.LostGPUHours), gpuHours(s.GraceGPUHours))
+	}
+	for i := range r.Shares {
+		s := &r.Shares[i]
+		row(s, strategyLabel(s))
+	}
+	row(&t, "")
+	return tw.Flush()
+}
+
+func strategyLabel(s *ShareResult) string {
+	l := s.Strategy.String()
+	if s.Strategy == sched.LendAndBorrow {
+		if s.BorrowLimit < 0 {
+			l += "(∞)"
+		} else {
+			l += "(" + strconv.Itoa(s.BorrowLimit) + "%)"
+		}
+	}
+	return l
+}
+
+func gpuHours(h float64) string {
+	switch {
+	case h == 0:
+		return "0"
+	case h < 10:
+		return strconv.FormatFloat(h, 'f', 2, 64)
+	case h < 1000:
+		return strconv.FormatFloat(h, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(h, 'f', 0, 64)
+}
+
+// FormatDuration writes d compactly: 42s, 12.5m, 3.2h, 4.1d.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+	case d < time.Hour:
+		return strconv.FormatFloat(d.Minutes(), 'f', 1, 64) + "m"
+	case d < 48*time.Hour:
+		return strconv.FormatFloat(d.Hours(), 'f', 1, 64) + "h"
+	}
+	return strconv.FormatFloat(d.Hours()/24, 'f', 1, 64) + "d"
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"time"
+
+	"sharq/daemon/sched"
+)
+
+// Result is what one simulation measured. GPU-hours are GPUs held times
+// hours held. Wait times run from a job's submission to its first start
+// (requeued jobs' later waits are in Queued instead).
+type Result struct {
+	Name      string // the variant's name in Compare; "" for a plain run
+	TotalGPUs int
+	Jobs      int
+	Passes    int           // scheduling passes (distinct event times)
+	Start     time.Duration // first submission
+	End       time.Duration // last job exit
+	// BusyGPUHours is the GPU-hours held by jobs, grace time included.
+	BusyGPUHours float64
+	Shares       []ShareResult   // in configuration order
+	Waits        []time.Duration // every started job's first wait, ascending
+	Usage        *Usage          // with Options.Usage
+}
+
+// ShareResult is one share's part of a Result.
+type ShareResult struct {
+	Name        string
+	Partition   string
+	Strategy    sched.Strategy
+	Quota       int
+	BorrowLimit int
+
+	Jobs         int
+	Finished     int
+	Failed       int // failed by the core (e.g. preemption retries exhausted)
+	NeverStarted int // still pending at the end, never started (e.g. too big)
+	Unfinished   int // started, requeued and never restarted
+
+	// OwnGPUHours is the GPU-hours used on the share's own quota,
+	// BorrowedGPUHours those used beyond it, LentGPUHours its idle quota
+	// that other shares used (as the core reports Lent).
+	OwnGPUHours      float64
+	BorrowedGPUHours float64
+	LentGPUHours     float64
+
+	Waits []time.Duration // first waits of the jobs that started, ascending
+	// QueuedHours is the total pending time of all its jobs, requeues
+	// included (job-hours).
+	QueuedHours float64
+
+	Preemptions int // times its jobs were preempted
+	// LostGPUHours is the work thrown away by preemptions: GPUs times the
+	// run time since the job's last checkpoint (zero for jobs that save on
+	// SIGTERM). GraceGPUHours is the GPUs times grace time that preempted
+	// jobs held while exiting.
+	LostGPUHours  float64
+	GraceGPUHours float64
+}
+
+func newResult(cl *Cluster, jobs int, usage bool) *Result {
+	res := &Result{TotalGPUs: cl.TotalGPUs(), Jobs: jobs, Shares: make([]ShareResult, len(cl.Sched.Shares))}
+	for i, s := range cl.Sched.Shares {
+		res.Shares[i] = ShareResult{Name: s.Name, Partition: s.Partition, Strategy: s.Strategy, Quota: s.GPUs, BorrowLimit: s.BorrowLimit}
+	}
+	if usage {
+		res.Usage = &Usage{Shares: len(cl.Sched.Shares)}
+	}
+	return res
+}
+
+// Makespan is the time from the first submission to the last job exit.
+func (r *Result) Makespan() time.Duration { return r.End - r.Start }
+
+// Utilization is busy GPU-hours / (GPUs x makespan).
+func (r *Result) Utilization() float64 {
+	h := r.Makespan().Hours() * float64(r.TotalGPUs)
+	if h <= 0 {
+		return 0
+	}
+	return r.BusyGPUHours / h
+}
+
+// Totals sums the per-share counters.
+func (r *Result) Totals() ShareResult {
+	var t ShareResult
+	t.Name = "all"
+	for _, s := range r.Shares {
+		t.Quota += s.Quota
+		t.Jobs += s.Jobs
+		t.Finished += s.Finished
+		t.Failed += s.Failed
+		t.NeverStarted += s.NeverStarted
+		t.Unfinished += s.Unfinished
+		t.OwnGPUHours += s.OwnGPUHours
+		t.BorrowedGPUHours += s.BorrowedGPUHours
+		t.LentGPUHours += s.LentGPUHours
+		t.QueuedHours += s.QueuedHours
+		t.Preemptions += s.Preemptions
+		t.LostGPUHours += s.LostGPUHours
+		t.GraceGPUHours += s.GraceGPUHours
+	}
+	t.Waits = r.Waits
+	return t
+}
+
+// Percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted
+// durations; 0 for none.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	k := int(p/100*float64(n)+0.999999999) - 1
+	k = max(0, min(n-1, k))
+	return sorted[k]
+}

@@ -1,0 +1,72 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Record is one job as the spool stores it. Data is opaque to the spool.
+type Record struct {
+	ID       string    // job id, e.g. "123.lab", "123[].lab" or "123[7].lab"
+	Data     []byte    // opaque (the controller's JSON)
+	Finished time.Time // zero while the job is active; set once it reaches a final state
+}
+
+// Spool is durable storage for job records. Implementations are safe for
+// concurrent use.
+type Spool interface {
+	// NextIDs reserves n >= 1 consecutive job numbers and returns the first.
+	// The reservation is durable before NextIDs returns: a number is never
+	// handed out twice, even across a crash. Numbers start at 1 and always lie
+	// above the job number of every record ever Put.
+	NextIDs(ctx context.Context, n int) (uint64, error)
+	// Put writes recs atomically in one transaction and syncs before it
+	// returns. A record with an existing id replaces it. Ids that do not
+	// parse (see SortKey) fail the whole Put with ErrBadID. Put of no records
+	// is a no-op.
+	Put(ctx context.Context, recs ...Record) error
+	// Delete removes the records with these ids in one transaction; ids
+	// that are not stored are ignored.
+	Delete(ctx context.Context, ids ...string) error
+	// Get returns the record with this id, or an error wrapping ErrNotFound
+	// that names the id.
+	Get(ctx context.Context, id string) (Record, error)
+	// Scan calls fn for every record in SortKey order (numeric job order;
+	// active and finished interleaved). fn runs with no lock held and may
+	// use the spool; records written during the scan past the current
+	// position are visited. fn's error stops the scan and is returned.
+	Scan(ctx context.Context, fn func(Record) error) error
+	// Purge deletes the finished records whose Finished time is before
+	// before and returns how many it deleted.
+	Purge(ctx context.Context, before time.Time) (int, error)
+	// Close releases the spool; later calls fail with ErrClosed. Closing
+	// twice is not an error.
+	Close() error
+}
+
+var (
+	// ErrNotFound: no record with that id.
+	ErrNotFound = errors.New("job not in spool")
+	// ErrClosed: the spool was closed.
+	ErrClosed = errors.New("spool closed")
+	// ErrBadID: the id is not a sharq job id.
+	ErrBadID = errors.New("malformed job id")
+	// ErrLocked: another process (controller) holds the spool.
+	ErrLocked = errors.New("spool locked by another process")
+	// ErrSchema: the spool file has an unknown or newer schema, or is not
+	// a sharq spool.
+	ErrSchema = errors.New("unsupported spool schema")
+	// ErrCorrupt: a stored value does not decode.
+	ErrCorrupt = errors.New("corrupt spool record")
+)
+
+// scanPage is how many records Scan reads per transaction (or lock hold).
+const scanPage = 1024
+
+func checkN(n int) error {
+	if n < 1 {
+		return errors.New("spool: NextIDs: n must be >= 1")
+	}
+	return nil
+}
