@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ type cluster struct {
 	sock    string
 	ctld    *exec.Cmd
 	nodes   map[string]*exec.Cmd
-	logs    *bytes.Buffer
+	logs    *logBuffer
 	workdir string // alice's submit directory
 	addr    string // the controller's node address
 	ns      string // containerd namespace: runc state is host-wide, so one per cluster
@@ -100,7 +101,7 @@ func newCluster(t *testing.T, s spec) *cluster {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o755)
-	c := &cluster{t: t, dir: dir, nodes: map[string]*exec.Cmd{}, logs: &bytes.Buffer{}}
+	c := &cluster{t: t, dir: dir, nodes: map[string]*exec.Cmd{}, logs: &logBuffer{}}
 	c.sock = filepath.Join(dir, "sharq.sock")
 	c.addr = freeAddr(t)
 	c.ns = testenv.Namespace()
@@ -176,16 +177,30 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
+// logBuffer collects the daemons' logs, written from several goroutines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // logWriter prefixes a daemon's log lines and keeps them for failures.
 type logWriter struct {
 	prefix string
-	buf    *bytes.Buffer
+	buf    *logBuffer
 }
 
 func (w logWriter) Write(p []byte) (int, error) {
+	w.buf.mu.Lock()
+	defer w.buf.mu.Unlock()
 	for _, line := range strings.SplitAfter(string(p), "\n") {
 		if line != "" {
-			w.buf.WriteString(w.prefix + line)
+			w.buf.buf.WriteString(w.prefix + line)
 		}
 	}
 	return len(p), nil

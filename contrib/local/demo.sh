@@ -55,6 +55,7 @@ started=""
 JOBS=()
 cleanup() {
   set +e
+  trap '' PIPE INT TERM # finish the cleanup even if the terminal or pipe went away
   if [ ${#JOBS[@]} -gt 0 ]; then as qdel "${JOBS[@]}" >/dev/null 2>&1; fi
   if [ -n "$started" ]; then
     echo
@@ -66,6 +67,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+trap 'exit 141' PIPE
 
 if ! bin/qstat -Q >/dev/null 2>&1; then
   echo "No local cluster is up; starting one (make up) in the background. Its output: $UPLOG"
@@ -85,11 +87,14 @@ fi
 if ! id "$DEMO_USER" >/dev/null 2>&1; then
   echo "make demo: no user $DEMO_USER: was this cluster started by make up?" >&2; exit 1
 fi
+for _ in $(seq 60); do [ -z "$("$CLIENTS/qstat" 2>/dev/null)" ] && break; sleep 0.5; done
 if [ -n "$("$CLIENTS/qstat" 2>/dev/null)" ]; then
   echo "make demo: the cluster already has jobs (qstat); the demo needs it idle. Wait for them or qdel them." >&2
   exit 1
 fi
 WORK=$(getent passwd "$DEMO_USER" | cut -d: -f6)/demo
+# Job ids start at 1 in every make up: clear the last demo's output files.
+rm -rf "$WORK"
 runuser -u "$DEMO_USER" -- mkdir -p "$WORK"
 cat >"$WORK/train.sh" <<'JOB'
 #!/bin/sh
@@ -176,7 +181,7 @@ user cat "$(out train-b "$B2")"
 
 step "5. What happened to train-b"
 printf '%s# qstat -f %s | grep history%s\n' "$D" "$B2" "$R"
-qstat -f "$B2" | sed -n 's/^ *\(history\.[0-9]*\) = ... ... .. \(..:..:..\) [0-9]* /  \1  \2  /p'
+qstat -f "$B2" | awk '$1 ~ /^history\./ { printf "  %-11s %s ", $1, $6; for (i = 8; i <= NF; i++) printf " %s", $i; print "" }'
 show qstat -x -a
 as qdel "${JOBS[@]}" >/dev/null 2>&1 || true
 JOBS=()

@@ -213,3 +213,41 @@ func TestMalformedRequestKeepsServing(t *testing.T) {
 		t.Fatalf("controller stopped serving: %v", resp.Error)
 	}
 }
+
+func TestRestartWithArrayRunning(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+	if arr != "1[].t" {
+		t.Fatalf("array id %q", arr)
+	}
+	first := n.expect(api.MsgStart).Start
+	if first.Job.ID != "1[0].t" || first.Job.ArrayParent != arr {
+		t.Fatalf("first subjob: %+v", first.Job)
+	}
+	tc.restart()
+	n = tc.attachNode("n1", api.RunningJob{JobID: "1[0].t", Run: 0})
+	n.quiet(200 * time.Millisecond) // %1: nothing else starts while [0] runs
+	for i, id := range []string{"1[0].t", "1[1].t", "1[2].t"} {
+		run := 0
+		if i > 0 {
+			st := n.expect(api.MsgStart).Start
+			if st.Job.ID != id {
+				t.Fatalf("start %s, want %s", st.Job.ID, id)
+			}
+			run = st.Run
+		}
+		n.report(id, run, "exited", 0)
+		n.expect(api.MsgRemove)
+		if i == 1 {
+			// Again, with [0] and [1] done and [2] ordered to start on a
+			// connection that dies: the node never had it, so it runs again.
+			tc.restart()
+			n = tc.attachNode("n1")
+		}
+	}
+	if j := tc.waitState(arr, api.StateFinished); j.ExitStatus != nil && *j.ExitStatus != 0 {
+		t.Fatalf("array exit %v", *j.ExitStatus)
+	}
+}

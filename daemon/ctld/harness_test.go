@@ -162,11 +162,15 @@ func (tc *testCluster) call(req api.Request) *api.Response {
 // the controller's identity check is bypassed with a fixed identity.
 func (tc *testCluster) submit(share string, gpus int, prio *int) string {
 	tc.t.Helper()
+	return tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}}, Priority: prio})
+}
+
+func (tc *testCluster) submitSpec(spec *api.SubmitSpec) string {
+	tc.t.Helper()
 	id := Identity{UID: 1000, GID: 1000, User: "alice"}
 	var jobID string
 	var e *api.Error
-	spec := &api.SubmitSpec{Job: api.Job{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}}, Priority: prio}
 	if err := tc.ctl.do(context.Background(), func() { jobID, e = tc.ctl.submit(id, spec) }); err != nil {
 		tc.t.Fatal(err)
 	}

@@ -18,15 +18,17 @@ type job struct {
 	api.Job
 	// parts tracks the nodes of a running job: exited and exit status.
 	parts map[string]*part
-	// stopping says why a stop was sent ("deleted", "preempted"), "" if none.
+	// stopping says why a stop was sent ("deleted", "preempted", "failed":
+	// another node's part failed), "" if none.
 	stopping      string
 	startFailures int
 }
 
 type part struct {
-	exited bool
-	status int
-	err    string
+	exited      bool
+	startFailed bool
+	status      int
+	err         string
 }
 
 // record encodes the job for the spool.

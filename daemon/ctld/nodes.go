@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -205,7 +204,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			continue
 		}
 		if r.Exited {
-			c.partExited(j, h.Node, r.ExitStatus, "", now)
+			c.partExited(j, h.Node, r.ExitStatus, "", false, now)
 		} else if j.stopping != "" {
 			c.stopJob(j, j.stopping) // a stop may have been lost with the old connection
 		}
@@ -268,36 +267,45 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	case "running":
 		j.history(s.Time, "running on "+nc.name)
 		c.markDirty(j.ID)
-	case "exited":
-		c.partExited(j, nc.name, s.ExitStatus, s.Error, now)
-	case "failed":
-		c.startFailed(j, nc.name, s.Error, now)
+	case "exited", "failed":
+		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == "failed", now)
 	}
 }
 
-// partExited records that one node's part of j exited. When all parts have,
-// the core learns of the exit; the node removes the container once the
-// record is durable.
-func (c *Controller) partExited(j *job, nodeName string, status int, errText string, now time.Time) {
+// partExited records that one node's part of j ended: it exited, or
+// (startFailed) it could not be started. When all parts have ended the core
+// learns of it; the node removes the container once the record is durable.
+func (c *Controller) partExited(j *job, nodeName string, status int, errText string, startFailed bool, now time.Time) {
 	p := j.parts[nodeName]
 	if p == nil || p.exited {
 		return
 	}
-	p.exited, p.status, p.err = true, status, errText
+	p.exited, p.status, p.err, p.startFailed = true, status, errText, startFailed
 	what := fmt.Sprintf("exited on %s with status %d", nodeName, status)
+	if startFailed {
+		what = "could not start on " + nodeName
+	}
 	if errText != "" {
 		what += " (" + errText + ")"
 	}
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
-	if status != 0 && j.stopping == "" {
+	if (status != 0 || startFailed) && j.stopping == "" {
+		j.stopping = "failed"
 		c.stopJob(j, "another node of the job failed")
 	}
+	failedStart := false
 	for _, q := range j.parts {
 		if !q.exited {
-			return
+			return // the others are still stopping
 		}
+		failedStart = failedStart || q.startFailed
+	}
+	c.needPass = true
+	if failedStart {
+		c.startFailed(j, errText, now)
+		return
 	}
 	st := j.exitStatus()
 	if j.stopping != "preempted" {
@@ -309,36 +317,25 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
 		c.log.Error("exit", "job", j.ID, "err", err)
 	}
-	c.needPass = true
 }
 
 // maxStartFailures: a job whose start fails this often fails.
 const maxStartFailures = 3
 
-// startFailed: the node could not start j (bad image, missing directory...).
-func (c *Controller) startFailed(j *job, nodeName, errText string, now time.Time) {
+// startFailed: a node could not start j (bad image, missing directory...)
+// and every part has ended. The job is requeued, or failed after
+// maxStartFailures.
+func (c *Controller) startFailed(j *job, errText string, now time.Time) {
 	j.startFailures++
-	j.history(now, fmt.Sprintf("could not start on %s: %s", nodeName, errText))
-	c.markDirty(j.ID)
-	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
-	others := slices.ContainsFunc(j.Allocs, func(a api.Alloc) bool { return a.Node != nodeName })
-	if others {
-		c.stopJob(j, "another node of the job failed to start it")
-	}
-	if j.startFailures >= maxStartFailures {
-		st := -1
-		j.ExitStatus, j.Reason = &st, "StartFailed: "+errText
-		j.stopping = ""
-		for _, p := range j.parts {
-			p.exited = true
-		}
-		if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
-			c.log.Error("start failure", "job", j.ID, "err", err)
-		}
-	} else {
+	if j.startFailures < maxStartFailures {
 		c.lostJob(j, now, "start failed")
+		return
 	}
-	c.needPass = true
+	st := -1
+	j.ExitStatus, j.Reason, j.stopping = &st, "StartFailed: "+errText, ""
+	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
+		c.log.Error("start failure", "job", j.ID, "err", err)
+	}
 }
 
 // lostJob puts a job whose run vanished back in the queue, without counting

@@ -26,7 +26,6 @@ func (c *Controller) restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("restore from spool: %w", err)
 	}
-	// Parents before subjobs, in submission order (Scan's order).
 	started := map[string][]int{} // array id -> indices that have subjob records
 	for _, j := range all {
 		c.jobs[j.ID] = j
@@ -39,9 +38,25 @@ func (c *Controller) restore(ctx context.Context) error {
 	}
 	c.seqLimit = c.nextSeq // force a fresh reservation before the next id
 	now := c.now()
-	for _, j := range all {
-		if err := c.restoreJob(j, started[j.ID]); err != nil {
-			return fmt.Errorf("restore job %s: %w", j.ID, err)
+	// Outcomes of finished jobs first (dependencies), then single jobs and
+	// subjobs, then the arrays, which find their subjobs in the core.
+	phase := func(j *job) int {
+		switch {
+		case j.finished():
+			return 0
+		case j.ArrayIndices != "":
+			return 2
+		}
+		return 1
+	}
+	for p := 0; p < 3; p++ {
+		for _, j := range all {
+			if phase(j) != p {
+				continue
+			}
+			if err := c.restoreJob(j, started[j.ID]); err != nil {
+				return fmt.Errorf("restore job %s: %w", j.ID, err)
+			}
 		}
 	}
 	deadline := now.Add(c.nodeTimeout())

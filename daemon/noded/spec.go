@@ -164,18 +164,23 @@ func checkpointDir(root, id string, uid, gid uint32) (string, error) {
 		return "", fmt.Errorf("job %s: checkpoint root: %w", id, err)
 	}
 	dir := filepath.Join(root, id)
-	err := os.Mkdir(dir, 0o700)
-	switch {
-	case err == nil:
-		if err := os.Lchown(dir, int(uid), int(gid)); err != nil {
-			os.Remove(dir)
-			return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
-		}
+	// Made under a private name and renamed into place, so that a second
+	// node daemon of the same job (a shared filesystem, or several nodes on
+	// one machine) never sees it half made, owned by root.
+	tmp, err := os.MkdirTemp(root, ".new-")
+	if err != nil {
+		return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+	}
+	if err := os.Lchown(tmp, int(uid), int(gid)); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
+	}
+	err = os.Rename(tmp, dir) // fails if dir exists and is not an empty directory
+	if err == nil {
 		return dir, nil
-	case !errors.Is(err, os.ErrExist):
+	}
+	os.Remove(tmp)
+	if _, statErr := os.Lstat(dir); statErr != nil {
 		return "", fmt.Errorf("job %s: checkpoint dir: %w", id, err)
 	}
 	fi, err := os.Lstat(dir)

@@ -56,8 +56,10 @@ func (s *Scheduler) submitted(e Submitted) error {
 		if !isArrayID(jb.ID) {
 			return fmt.Errorf("%w: array job %s: id must look like 123[].host", ErrInvalid, jb.ID)
 		}
-		if len(a.Indices) == 0 || a.MaxRunning < 0 {
-			return fmt.Errorf("%w: array job %s: no indices or negative %%max", ErrInvalid, jb.ID)
+		// No indices left is valid: a controller restoring an array whose
+		// subjobs have all started (they are adopted or submitted first).
+		if a.MaxRunning < 0 {
+			return fmt.Errorf("%w: array job %s: negative %%max", ErrInvalid, jb.ID)
 		}
 		for i, x := range a.Indices {
 			if x < 0 || (i > 0 && x <= a.Indices[i-1]) {
@@ -99,6 +101,9 @@ func (s *Scheduler) submitted(e Submitted) error {
 	s.refresh(j)
 	if never {
 		s.failPending(j, ReasonDependencyNeverMet)
+	} else if j.arr != nil && j.arr.remaining() == 0 {
+		s.markAllStarted(j)
+		s.checkArrayDone(j)
 	}
 	return nil
 }
@@ -352,6 +357,9 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	s.refresh(j)
 	if never {
 		s.failPending(j, ReasonDependencyNeverMet)
+	} else if j.arr != nil && j.arr.remaining() == 0 {
+		s.markAllStarted(j)
+		s.checkArrayDone(j)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 //
 //	up NODE|all [gpus=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
-//	       [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7]
+//	       [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
@@ -238,8 +238,10 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	if a, ok := kv["array"]; ok {
 		spec, mx, _ := strings.Cut(a, "%")
 		arr := &Array{}
-		if arr.Indices, err = scRange(spec); err != nil {
-			return j, err
+		if spec != "done" { // "done": every index has started (a restored array)
+			if arr.Indices, err = scRange(spec); err != nil {
+				return j, err
+			}
 		}
 		if mx != "" {
 			if arr.MaxRunning, err = strconv.Atoi(mx); err != nil {

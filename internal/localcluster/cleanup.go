@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +29,8 @@ func (l *layout) removeContainers(ctx context.Context, sweepAll bool) (int, erro
 	var errs []error
 	n := 0
 	for _, node := range l.nodes {
-		rt, err := runtime.NewContainerd(ctx, l.ctrSock, l.cfg.Runtime.Namespace, runtime.WithNode(node))
+		rt, err := runtime.NewContainerd(ctx, l.ctrSock, l.cfg.Runtime.Namespace, runtime.WithNode(node),
+			runtime.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			errs = append(errs, err)
 			continue
