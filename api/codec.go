@@ -64,3 +64,35 @@ func Encode(w io.Writer, v any) error {
 	_, err = w.Write(b)
 	return err
 }
+
+// WriteResponse writes r as one line followed by its Summary as raw bytes
+// (r.Payload says how many).
+func WriteResponse(w io.Writer, r *Response) error {
+	r.Payload = len(r.Summary)
+	if err := Encode(w, r); err != nil {
+		return err
+	}
+	if r.Payload == 0 {
+		return nil
+	}
+	_, err := w.Write(r.Summary)
+	return err
+}
+
+// ReadResponse reads what WriteResponse wrote.
+func (d *Decoder) ReadResponse(r *Response) error {
+	if err := d.Decode(r); err != nil {
+		return err
+	}
+	if r.Payload < 0 || r.Payload > d.limit {
+		return fmt.Errorf("decode: payload of %d bytes: %w (limit %d bytes)", r.Payload, ErrTooLarge, d.limit)
+	}
+	if r.Payload == 0 {
+		return nil
+	}
+	r.Summary = make([]byte, r.Payload)
+	if _, err := io.ReadFull(d.r, r.Summary); err != nil {
+		return fmt.Errorf("decode: payload: %w", err)
+	}
+	return nil
+}

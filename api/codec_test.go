@@ -84,3 +84,31 @@ func FuzzDecodeNodeMsg(f *testing.F) {
 		_ = NewDecoderLimit(bytes.NewReader(b), 1<<16).Decode(&m)
 	})
 }
+
+func TestResponsePayload(t *testing.T) {
+	var buf bytes.Buffer
+	in := &Response{V: Version, Summary: []byte("1.x\tjob\n2.x\tjob\n")}
+	if err := WriteResponse(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteResponse(&buf, &Response{V: Version, Text: "next"}); err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(&buf)
+	var a, b Response
+	if err := dec.ReadResponse(&a); err != nil || string(a.Summary) != string(in.Summary) || a.Payload != len(in.Summary) {
+		t.Fatalf("first: %v %+v", err, a)
+	}
+	if err := dec.ReadResponse(&b); err != nil || b.Text != "next" || b.Summary != nil {
+		t.Fatalf("second: %v %+v", err, b)
+	}
+	var c Response
+	huge := `{"v":1,"payload":99999999}` + "\n"
+	if err := NewDecoderLimit(strings.NewReader(huge), 1024).ReadResponse(&c); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversized payload: %v", err)
+	}
+	short := `{"v":1,"payload":10}` + "\nabc"
+	if err := NewDecoder(strings.NewReader(short)).ReadResponse(&c); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("short payload: %v", err)
+	}
+}

@@ -54,6 +54,8 @@ type StatFilter struct {
 	Finished bool     `json:"finished,omitempty"` // -x
 	Subjobs  bool     `json:"subjobs,omitempty"`  // -t
 	Full     bool     `json:"full,omitempty"`     // -f: scripts, environment and history too
+	// Summary asks for Response.Summary (see AppendSummary) instead of Jobs.
+	Summary bool `json:"summary,omitempty"`
 }
 
 // AlterSpec is what qalter or sharqctl job priority changes; nil fields stay.
@@ -77,6 +79,11 @@ type Response struct {
 	Shares []ShareStatus `json:"shares,omitempty"`
 	Nodes  []NodeStatus  `json:"nodes,omitempty"`
 	Text   string        `json:"text,omitempty"`
+	// Summary holds one line per job for StatFilter.Summary. It travels
+	// after the response line as Payload raw bytes (see WriteResponse):
+	// JSON would escape every tab and newline of a 100,000-job listing.
+	Summary []byte `json:"-"`
+	Payload int    `json:"payload,omitempty"`
 }
 
 // Error codes; clients branch on them.

@@ -30,7 +30,18 @@ func (r *recorder) call(_ context.Context, req api.Request) (*api.Response, erro
 	if r.reply == nil {
 		return &api.Response{V: api.Version}, nil
 	}
-	return r.reply(req)
+	resp, err := r.reply(req)
+	if resp != nil && req.Stat != nil && req.Stat.Summary {
+		// What the controller does for a summary listing.
+		var b []byte
+		for i := range resp.Jobs {
+			b = api.AppendSummary(b, &resp.Jobs[i])
+		}
+		summary := *resp
+		summary.Jobs, summary.Summary = nil, b
+		resp = &summary
+	}
+	return resp, err
 }
 
 // refuse answers like client.Call does when the controller refused.

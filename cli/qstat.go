@@ -67,7 +67,7 @@ Examples:
 		if err != nil {
 			return usageError{err}
 		}
-		filter := &api.StatFilter{IDs: ids, Finished: finished, Subjobs: subjobs, Full: full}
+		filter := &api.StatFilter{IDs: ids, Finished: finished, Subjobs: subjobs, Full: full, Summary: !full}
 		var userSet []string
 		if users != "" {
 			userSet = strings.Split(users, ",")
@@ -80,8 +80,14 @@ Examples:
 		if err != nil {
 			return err
 		}
-		var jobs []api.Job
-		for _, j := range resp.Jobs {
+		listed := resp.Jobs
+		if filter.Summary {
+			if listed, err = api.ParseSummaries(string(resp.Summary)); err != nil {
+				return err
+			}
+		}
+		jobs := listed[:0]
+		for _, j := range listed {
 			if len(userSet) > 1 && !slices.Contains(userSet, j.Owner.User) {
 				continue
 			}

@@ -149,10 +149,11 @@ func TestQstatRequest(t *testing.T) {
 		args []string
 		want api.StatFilter
 	}{
-		{"all", nil, api.StatFilter{}},
-		{"flags", []string{"-x", "-t", "-u", "alice"}, api.StatFilter{User: "alice", Finished: true, Subjobs: true}},
-		{"ids", []string{"101", "103[2-3].lab", "104[]"}, api.StatFilter{IDs: []string{"101", "103[2].lab", "103[3].lab", "104[]"}}},
-		{"user list", []string{"-u", "alice,bob"}, api.StatFilter{}},
+		{"all", nil, api.StatFilter{Summary: true}},
+		{"flags", []string{"-x", "-t", "-u", "alice"}, api.StatFilter{User: "alice", Finished: true, Subjobs: true, Summary: true}},
+		{"ids", []string{"101", "103[2-3].lab", "104[]"}, api.StatFilter{IDs: []string{"101", "103[2].lab", "103[3].lab", "104[]"}, Summary: true}},
+		{"user list", []string{"-u", "alice,bob"}, api.StatFilter{Summary: true}},
+		{"full", []string{"-f"}, api.StatFilter{Full: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

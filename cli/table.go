@@ -78,7 +78,7 @@ func (t *table) widths() []int {
 
 func (t *table) render(out io.Writer) error {
 	w := t.widths()
-	var b strings.Builder
+	b := make([]byte, 0, 64*(len(t.Rows)+3))
 	lines := 0
 	for _, c := range t.Cols {
 		lines = max(lines, len(c.Head))
@@ -90,33 +90,37 @@ func (t *table) render(out io.Writer) error {
 				row[i] = cell{Text: c.Head[k]}
 			}
 		}
-		t.line(&b, w, row, styleBold, false)
+		b = t.line(b, w, row, styleBold, false)
 	}
 	rule := make([]cell, len(t.Cols))
 	for i := range t.Cols {
 		rule[i] = cell{Text: strings.Repeat("-", w[i])}
 	}
-	t.line(&b, w, rule, "", false)
+	b = t.line(b, w, rule, "", false)
 	for i, r := range t.Rows {
-		t.line(&b, w, r, "", true)
+		b = t.line(b, w, r, "", true)
 		if i < len(t.After) && t.After[i] != "" {
-			b.WriteString(t.After[i])
-			b.WriteByte('\n')
+			b = append(b, t.After[i]...)
+			b = append(b, '\n')
 		}
 	}
-	_, err := io.WriteString(out, b.String())
+	_, err := out.Write(b)
 	return err
 }
 
-func (t *table) line(b *strings.Builder, w []int, row []cell, rowStyle string, trunc bool) {
-	var l strings.Builder
+// line appends one row. It is on the path of qstat over every job of a
+// cluster, so it appends into one buffer rather than building strings.
+func (t *table) line(b []byte, w []int, row []cell, rowStyle string, trunc bool) []byte {
+	start := len(b)
 	for i, c := range t.Cols {
 		text := row[i].Text
-		if trunc && !t.Fit && c.Trunc && width(text) > w[i] {
+		tw := width(text)
+		if trunc && !t.Fit && c.Trunc && tw > w[i] {
 			r := []rune(text)
 			text = string(r[:max(w[i]-1, 0)]) + "*"
+			tw = w[i]
 		}
-		pad := max(w[i]-width(text), 0)
+		pad := max(w[i]-tw, 0)
 		last := i == len(t.Cols)-1
 		shown := text
 		if t.Color {
@@ -132,25 +136,35 @@ func (t *table) line(b *strings.Builder, w []int, row []cell, rowStyle string, t
 		}
 		switch {
 		case c.Right:
-			l.WriteString(strings.Repeat(" ", pad) + shown)
+			b = appendSpaces(b, pad)
+			b = append(b, shown...)
 		case last:
-			l.WriteString(shown)
+			b = append(b, shown...)
 		default:
-			l.WriteString(shown + strings.Repeat(" ", pad))
+			b = append(b, shown...)
+			b = appendSpaces(b, pad)
 		}
 		if !last {
-			sep := c.Sep
-			if sep == "" {
-				sep = " "
+			if c.Sep == "" {
+				b = append(b, ' ')
+			} else {
+				b = append(b, c.Sep...)
 			}
-			l.WriteString(sep)
 		}
 	}
-	b.WriteString(strings.TrimRight(l.String(), " "))
-	b.WriteByte('\n')
+	for len(b) > start && b[len(b)-1] == ' ' {
+		b = b[:len(b)-1]
+	}
+	return append(b, '\n')
 }
 
-// compressInts writes sorted indices as ranges: 0-3,6,8-9.
+func appendSpaces(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
+	}
+	return b
+}
+
 func compressInts(xs []int) string {
 	var parts []string
 	for i := 0; i < len(xs); {

@@ -35,6 +35,9 @@ func Socket() string {
 	return DefaultSocket
 }
 
+// MaxResponse bounds an answer: qstat over a few hundred thousand jobs fits.
+const MaxResponse = 1 << 30
+
 // Call sends req (with V set to api.Version) to the controller at socket and
 // returns its response. When the controller refused the request, Call returns
 // the response together with an error that is its *api.Error (errors.As).
@@ -63,7 +66,7 @@ func Call(ctx context.Context, socket string, req api.Request) (*api.Response, e
 		return nil, fmt.Errorf("%w at %s: sending %s request: %w", ErrUnreachable, socket, req.Op, err)
 	}
 	var resp api.Response
-	if err := api.NewDecoder(conn).Decode(&resp); err != nil {
+	if err := api.NewDecoderLimit(conn, MaxResponse).ReadResponse(&resp); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s request: %w", req.Op, ctx.Err())
 		}

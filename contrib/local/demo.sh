@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make demo: a narrated tour of sharq on the local cluster (make up), in a
-# few minutes: lending and borrowing idle GPUs between teams, cross-share
+# make demo: a narrated tour of sharq on the local cluster (make up), in
+# about a minute: lending and borrowing idle GPUs between teams, cross-share
 # preemption with a checkpoint and a resume, and in-share preemption. It
 # uses the cluster that make up runs, or starts one in the background and
 # stops it at the end. Every step runs the real commands and shows them.
@@ -9,7 +9,6 @@ cd "$(dirname "$0")/../.."
 
 SOCK=/run/sharq-local/sharq.sock
 CLIENTS=/var/lib/sharq-local/bin
-LOCK=/run/sharq-local/sharq-up.lock
 UPLOG=/var/lib/sharq-local/log/make-up.log
 DEMO_USER=sharqdemo
 export SHARQ_SOCKET=$SOCK LANG=C
@@ -73,15 +72,15 @@ if ! bin/qstat -Q >/dev/null 2>&1; then
   echo "No local cluster is up; starting one (make up) in the background. Its output: $UPLOG"
   mkdir -p "$(dirname "$UPLOG")"
   setsid contrib/local/up.sh </dev/null >"$UPLOG" 2>&1 &
-  bg=$!
+  started=$! # setsid and up.sh exec: this pid becomes sharq-up's
   for _ in $(seq 900); do
     grep -q ' is up' "$UPLOG" 2>/dev/null && break
-    if ! kill -0 "$bg" 2>/dev/null && ! grep -q '^sharq-up ' "$LOCK" 2>/dev/null; then
+    if ! kill -0 "$started" 2>/dev/null; then
+      started=""
       echo "make demo: make up failed:" >&2; tail -n 25 "$UPLOG" >&2; exit 1
     fi
     sleep 0.2
   done
-  started=$(sed -n 's/^sharq-up //p' "$LOCK" 2>/dev/null)
   grep -q ' is up' "$UPLOG" || { echo "make demo: make up not ready after 3 minutes:" >&2; tail -n 25 "$UPLOG" >&2; exit 1; }
 fi
 if ! id "$DEMO_USER" >/dev/null 2>&1; then

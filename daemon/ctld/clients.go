@@ -84,7 +84,7 @@ func (c *Controller) serveClient(ctx context.Context, conn *net.UnixConn) {
 		conn.SetReadDeadline(time.Time{})
 		resp := c.handle(ctx, id, &req)
 		resp.V = api.Version
-		if err := api.Encode(conn, resp); err != nil {
+		if err := api.WriteResponse(conn, resp); err != nil {
 			return
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net"
 	"os/user"
 	"strconv"
+	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -45,11 +47,39 @@ func peerIdentity(c *net.UnixConn) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("peer credentials: %w", err)
 	}
-	id := Identity{UID: cred.Uid, GID: cred.Gid, Groups: groups, User: strconv.FormatUint(uint64(cred.Uid), 10)}
-	if u, err := user.LookupId(id.User); err == nil {
-		id.User = u.Username
+	return Identity{UID: cred.Uid, GID: cred.Gid, Groups: groups, User: userName(cred.Uid, time.Now())}, nil
+}
+
+// userNames caches uid -> login name: a lookup reads /etc/passwd (or asks
+// NSS), too slow to do for every connection of a busy cluster.
+var userNames struct {
+	sync.Mutex
+	m map[uint32]cachedName
+}
+
+type cachedName struct {
+	name string
+	at   time.Time
+}
+
+const userNameTTL = time.Minute
+
+// userName is uid's login name, or the uid in decimal when it has none.
+func userName(uid uint32, now time.Time) string {
+	userNames.Lock()
+	defer userNames.Unlock()
+	if c, ok := userNames.m[uid]; ok && now.Sub(c.at) < userNameTTL {
+		return c.name
 	}
-	return id, nil
+	name := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	if userNames.m == nil {
+		userNames.m = map[uint32]cachedName{}
+	}
+	userNames.m[uid] = cachedName{name, now}
+	return name
 }
 
 // peerGroups reads SO_PEERGROUPS (Linux 4.13+): the peer's supplementary

@@ -59,9 +59,15 @@ func (c *Controller) restore(ctx context.Context) error {
 			}
 		}
 	}
+	// Nodes that ran jobs have node_timeout to say hello; after that their
+	// jobs are requeued.
 	deadline := now.Add(c.nodeTimeout())
-	for _, n := range c.cfg.Nodes {
-		c.node(n.Name).deadline = deadline
+	for _, j := range all {
+		if j.running() {
+			for _, a := range j.Allocs {
+				c.node(a.Node).deadline = deadline
+			}
+		}
 	}
 	if len(all) > 0 {
 		c.log.Info("restored jobs from the spool", "jobs", len(all))

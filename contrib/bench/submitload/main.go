@@ -1,0 +1,100 @@
+// Command submitload measures how many submissions per second sharqctld
+// acknowledges (each one synced to its spool before the answer). It runs C
+// concurrent clients that each submit N/C jobs, one request at a time, on
+// one connection each (or a new connection per job with -reconnect, as
+// separate qsub processes do). Run it as an unprivileged user: the
+// controller refuses jobs from root.
+//
+//	setpriv --reuid=1000 --regid=1000 --clear-groups submitload -socket S -share a -n 20000 -c 32
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"sharq/api"
+)
+
+func main() {
+	socket := flag.String("socket", os.Getenv("SHARQ_SOCKET"), "controller socket")
+	share := flag.String("share", "", "share (queue) to submit to")
+	n := flag.Int("n", 10000, "jobs in all")
+	c := flag.Int("c", 16, "concurrent clients")
+	reconnect := flag.Bool("reconnect", false, "a new connection for every job")
+	flag.Parse()
+	if err := run(*socket, *share, *n, *c, *reconnect); err != nil {
+		fmt.Fprintln(os.Stderr, "submitload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(socket, share string, n, c int, reconnect bool) error {
+	wd, _ := os.Getwd()
+	job := api.Job{Name: "load", Share: share, Command: []string{"true"}, WorkDir: wd,
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
+	lat := make([][]time.Duration, c)
+	errc := make(chan error, c)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			var conn net.Conn
+			var dec *api.Decoder
+			for i := w; i < n; i += c {
+				t0 := time.Now()
+				if conn == nil || reconnect {
+					if conn != nil {
+						conn.Close()
+					}
+					var err error
+					if conn, err = net.Dial("unix", socket); err != nil {
+						errc <- err
+						return
+					}
+					dec = api.NewDecoder(conn)
+				}
+				req := api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}
+				if err := api.Encode(conn, req); err != nil {
+					errc <- err
+					return
+				}
+				var resp api.Response
+				if err := dec.Decode(&resp); err != nil {
+					errc <- err
+					return
+				}
+				if resp.Error != nil {
+					errc <- resp.Error
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+			if conn != nil {
+				conn.Close()
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(errc)
+	if err := <-errc; err != nil {
+		return err
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
+	fmt.Printf("submitted %d jobs with %d clients (reconnect=%v) in %v: %.0f jobs/s; latency p50 %v p99 %v\n",
+		len(all), c, reconnect, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
+		pct(0.5).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond))
+	return nil
+}
