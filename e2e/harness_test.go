@@ -73,7 +73,7 @@ func run(m *testing.M) int {
 
 // cluster is one controller and its node daemons, all real processes.
 type cluster struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	conf    string
 	sock    string
@@ -94,7 +94,7 @@ type spec struct {
 	extra  string // appended to [cluster]
 }
 
-func newCluster(t *testing.T, s spec) *cluster {
+func newCluster(t testing.TB, s spec) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "sharq-c-")
 	if err != nil {
@@ -128,7 +128,7 @@ func newCluster(t *testing.T, s spec) *cluster {
 	return c
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +379,7 @@ func (c *cluster) cleanupContainers() {
 	}
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func main() {
 		Name:  "sharqd",
 		Usage: "sharq node daemon: runs the controller's jobs as containers with pinned GPUs",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration `FILE`", Required: true, EnvVars: []string{"SHARQ_CONFIG"}},
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration `FILE` (TOML)", Value: "/etc/sharq/cluster.toml", EnvVars: []string{"SHARQ_CONF"}},
 			&cli.StringFlag{Name: "node", Aliases: []string{"n"}, Usage: "this node's `NAME` in the configuration (default: the host name)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "`DIR` for the node's job records (default: /var/lib/sharq/node/NAME)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},

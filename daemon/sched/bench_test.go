@@ -174,3 +174,34 @@ func BenchmarkExit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkArray: submitting one 10,000-subjob array (and the pass after
+// it, which starts what fits), then a full pass with the array pending, on
+// 1,000 nodes with 100,000 other jobs pending.
+func BenchmarkArray(b *testing.B) {
+	idx := make([]int, 10000)
+	for i := range idx {
+		idx[i] = i
+	}
+	c := newBenchCluster(b, 1000, 100000)
+	runtime.GC()
+	b.Run("submit+pass", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			c.seq++
+			err := c.s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("%d[].bench", c.seq)), Share: "s3", Seq: c.seq,
+				Priority: 3, Nodes: 1, GPUsPerNode: 1, Array: &Array{Indices: idx, MaxRunning: 100}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.schedule()
+		}
+	})
+	b.Run("full-pass", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			for _, p := range c.s.parts {
+				p.dirty = true
+			}
+			c.schedule()
+		}
+	})
+}

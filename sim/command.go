@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+)
+
+// Main is sharq-sim's command line: it replays a job trace through sharq's
+// scheduling core on a virtual clock, for what-if analysis of quotas and
+// strategies before they reach a live cluster.
+//
+//	sharq-sim --config cluster.toml --trace jobs.csv [--out events.jsonl] [--report] [--plot usage.svg] [--compare]
+//	sharq-sim import-itp FILE [-o trace.csv.gz] [--checkpoint 30m] [--config-out itp.toml --gpus 1280]
+func Main(args []string) int {
+	app := &cli.App{
+		Name:  "sharq-sim",
+		Usage: "replay a job trace through sharq's scheduler on a virtual clock",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration (TOML)"},
+			&cli.StringFlag{Name: "trace", Aliases: []string{"t"}, Usage: "job trace: CSV with submit_s,job,share,priority,gpus,duration_s[,nodes,grace_s,checkpoint_s], gzipped or not"},
+			&cli.StringFlag{Name: "out", Usage: "write every event as a JSON line to `FILE` (- for stdout)"},
+			&cli.BoolFlag{Name: "report", Usage: "print per-share usage, waits, preemptions and lost work (the default)"},
+			&cli.StringFlag{Name: "plot", Usage: "draw GPUs in use per share over time to `FILE` (.svg, .png, .pdf)"},
+			&cli.BoolFlag{Name: "compare", Usage: "also run every share as RESERVE and as LEND_AND_BORROW without limit, and compare"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to `FILE` (go tool pprof)"},
+		},
+		Action: simulate,
+		Commands: []*cli.Command{{
+			Name:      "import-itp",
+			Usage:     "convert the Microsoft ITP trace (cluster,job_id,submission_time,duration,num_gpu) into a sharq-sim trace",
+			ArgsUsage: "FILE",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the trace to `FILE` (gzipped if it ends in .gz; default stdout)"},
+				&cli.StringFlag{Name: "config-out", Usage: "also write a cluster configuration with quotas in proportion to demand to `FILE`"},
+				&cli.IntFlag{Name: "gpus", Value: 1280, Usage: "GPUs of the generated configuration (whole nodes of 8)"},
+				&cli.DurationFlag{Name: "checkpoint", Usage: "give every job this checkpoint_s (e.g. 30m); default: jobs save on SIGTERM"},
+			},
+			Action: importITP,
+		}},
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := app.RunContext(ctx, flagsFirst(args)); err != nil {
+		fmt.Fprintln(os.Stderr, "sharq-sim:", err)
+		return 1
+	}
+	return 0
+}
+
+func simulate(c *cli.Context) (err error) {
+	if c.String("config") == "" || c.String("trace") == "" {
+		return errors.New("--config and --trace are required (see --help)")
+	}
+	if c.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", c.Args().First())
+	}
+	cl, err := LoadCluster(c.String("config"))
+	if err != nil {
+		return err
+	}
+	jobs, err := LoadTrace(c.String("trace"))
+	if err != nil {
+		return err
+	}
+	if err := ValidateTrace(&cl, jobs); err != nil {
+		var te *TraceError
+		if errors.As(err, &te) {
+			te.File = c.String("trace")
+		}
+		return err
+	}
+	if path := c.String("cpuprofile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	report := c.Bool("report") || (c.String("out") == "" && c.String("plot") == "" && !c.Bool("compare"))
+
+	opt := Options{Usage: c.String("plot") != ""}
+	if path := c.String("out"); path != "" {
+		w, closeOut, err := create(path)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+		}()
+		opt.Events = w
+	}
+
+	variants := []Variant{{Name: VariantConfigured, Cluster: cl}}
+	if c.Bool("compare") {
+		variants = Variants(cl)
+	}
+	opts := make([]Options, len(variants))
+	opts[0] = opt
+	var bar *Progress
+	if f := os.Stderr; isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) {
+		bar = NewProgress(f, len(jobs), len(variants))
+		for i := range opts {
+			opts[i].Progress = bar.Func(i)
+		}
+	}
+	results, err := Compare(c.Context, variants, jobs, opts)
+	if bar != nil {
+		bar.Done()
+	}
+	if err != nil {
+		return err
+	}
+	stdout := c.App.Writer
+	if report {
+		if err := WriteReport(stdout, results[0]); err != nil {
+			return err
+		}
+	}
+	if c.Bool("compare") {
+		if report {
+			fmt.Fprintln(stdout)
+		}
+		if err := WriteCompare(stdout, results); err != nil {
+			return err
+		}
+	}
+	if path := c.String("plot"); path != "" {
+		title := fmt.Sprintf("GPUs in use per share: %s on %s", c.String("trace"), c.String("config"))
+		if err := SavePlot(path, results[0], title); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func importITP(c *cli.Context) (err error) {
+	if c.NArg() != 1 {
+		return errors.New("import-itp takes exactly one FILE")
+	}
+	var in io.Reader = os.Stdin
+	if name := c.Args().First(); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	jobs, err := ReadITP(in)
+	if err != nil {
+		var te *TraceError
+		if errors.As(err, &te) {
+			te.File = c.Args().First()
+		}
+		return err
+	}
+	if d := c.Duration("checkpoint"); d > 0 {
+		for i := range jobs {
+			jobs[i].Checkpoint = d
+		}
+	}
+	path := c.String("output")
+	if path == "" {
+		path = "-"
+	}
+	w, closeOut, err := create(path)
+	if err != nil {
+		return err
+	}
+	if err := EncodeTrace(w, jobs); err != nil {
+		closeOut()
+		return err
+	}
+	if err := closeOut(); err != nil {
+		return err
+	}
+	if cfg := c.String("config-out"); cfg != "" {
+		f, err := os.Create(cfg)
+		if err != nil {
+			return err
+		}
+		if err := WriteITPConfig(f, Demand(jobs), c.Int("gpus")); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return nil
+}
+
+// create opens path for writing ("-" is stdout), gzipping when the name
+// ends in .gz; the returned function flushes and closes it.
+func create(path string) (io.Writer, func() error, error) {
+	if path == "-" {
+		return os.Stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return f, f.Close, nil
+	}
+	zw := gzip.NewWriter(f)
+	return zw, func() error {
+		err := zw.Close()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
+}
+
+// flagsFirst lets import-itp take its flags after FILE (as in
+// "import-itp FILE -o out.csv.gz"): urfave/cli stops parsing flags at the
+// first argument, so the arguments after the command are reordered, flags
+// (with their values) first and the rest after "--".
+func flagsFirst(args []string) []string {
+	if len(args) < 2 || args[1] != "import-itp" {
+		return args
+	}
+	valued := map[string]bool{"-o": true, "--o": true, "-output": true, "--output": true,
+		"-config-out": true, "--config-out": true, "-gpus": true, "--gpus": true,
+		"-checkpoint": true, "--checkpoint": true}
+	var flags, rest []string
+	tail := args[2:]
+	for k := 0; k < len(tail); k++ {
+		switch t := tail[k]; {
+		case t == "--":
+			rest = append(rest, tail[k+1:]...)
+			k = len(tail)
+		case strings.HasPrefix(t, "-") && t != "-":
+			flags = append(flags, t)
+			if valued[t] && k+1 < len(tail) {
+				flags = append(flags, tail[k+1])
+				k++
+			}
+		default:
+			rest = append(rest, t)
+		}
+	}
+	out := append(append([]string{}, args[:2]...), flags...)
+	if len(rest) > 0 {
+		out = append(append(out, "--"), rest...)
+	}
+	return out
+}
