@@ -35,11 +35,12 @@ func listenUnix(path string) (*net.UnixListener, error) {
 	return l, nil
 }
 
-// serveClients accepts client connections until ctx ends.
-func (c *Controller) serveClients(ctx context.Context, l *net.UnixListener) error {
+// serve accepts connections on l until ctx ends, each served by handle in
+// its own goroutine.
+func serve(ctx context.Context, l net.Listener, what string, handle func(net.Conn)) error {
 	go func() { <-ctx.Done(); l.Close() }()
 	for {
-		conn, err := l.AcceptUnix()
+		conn, err := l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -48,9 +49,9 @@ func (c *Controller) serveClients(ctx context.Context, l *net.UnixListener) erro
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			return fmt.Errorf("accept: %w", err)
+			return fmt.Errorf("accept %s: %w", what, err)
 		}
-		go c.serveClient(ctx, conn)
+		go handle(conn)
 	}
 }
 
@@ -58,8 +59,9 @@ func (c *Controller) serveClients(ctx context.Context, l *net.UnixListener) erro
 const requestTimeout = 10 * time.Second
 
 // serveClient answers requests on one connection, one at a time.
-func (c *Controller) serveClient(ctx context.Context, conn *net.UnixConn) {
-	defer conn.Close()
+func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
+	defer nc.Close()
+	conn := nc.(*net.UnixConn)
 	id, err := peerIdentity(conn)
 	if err != nil {
 		c.log.Warn("client refused", "err", err)

@@ -172,8 +172,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		"nodes", nl.Addr().String(), "jobs", len(c.jobs))
 
 	errc := make(chan error, 3)
-	go func() { errc <- c.serveClients(ctx, cl) }()
-	go func() { errc <- c.serveNodes(ctx, nl) }()
+	go func() { errc <- serve(ctx, cl, "client", func(conn net.Conn) { c.serveClient(ctx, conn) }) }()
+	go func() { errc <- serve(ctx, nl, "node", func(conn net.Conn) { c.serveNode(ctx, conn) }) }()
 	if addr := c.cfg.Cluster.Metrics; addr != "" {
 		ml, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -182,7 +182,30 @@ func (c *Controller) Run(ctx context.Context) error {
 		defer ml.Close()
 		go func() { errc <- c.met.serve(ctx, ml) }()
 	}
-	loopErr := c.loop(ctx)
-	cancel()
-	return loopErr
+	// A listener that fails stops the controller (systemd restarts it);
+	// ones that end because ctx did report nil.
+	failed := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case err := <-errc:
+				if err != nil {
+					failed <- err
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	if err := c.loop(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-failed:
+		return fmt.Errorf("listener failed: %w", err)
+	default:
+		return nil
+	}
 }

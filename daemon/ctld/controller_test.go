@@ -1,6 +1,9 @@
 package ctld
 
 import (
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -249,5 +252,32 @@ func TestRestartWithArrayRunning(t *testing.T) {
 	}
 	if j := tc.waitState(arr, api.StateFinished); j.ExitStatus != nil && *j.ExitStatus != 0 {
 		t.Fatalf("array exit %v", *j.ExitStatus)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	addr := freeAddr(t)
+	tc := newTestClusterWith(t, []string{"n1:8"}, twoShares, fmt.Sprintf("metrics = %q", addr))
+	n := tc.attachNode("n1")
+	tc.submit("b", 6, nil) // borrows 2 of a's idle GPUs
+	n.expect(api.MsgStart)
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`sharq_share_quota_gpus{share="a"} 4`,
+		`sharq_share_used_gpus{share="b"} 6`,
+		`sharq_share_borrowed_gpus{share="b"} 2`,
+		`sharq_share_lent_gpus{share="a"} 2`,
+		`sharq_jobs_submitted_total 1`,
+		`sharq_schedule_pass_seconds_count`,
+		`sharq_submit_to_start_seconds_count 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }

@@ -79,6 +79,12 @@ func freeAddr(t *testing.T) string {
 
 func newTestCluster(t *testing.T, nodes []string, shares string) *testCluster {
 	t.Helper()
+	return newTestClusterWith(t, nodes, shares, "")
+}
+
+// newTestClusterWith adds clusterKeys to the [cluster] table.
+func newTestClusterWith(t *testing.T, nodes []string, shares, clusterKeys string) *testCluster {
+	t.Helper()
 	dir := t.TempDir()
 	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t)}
 	tc.sock = filepath.Join(dir, "s.sock")
@@ -86,7 +92,8 @@ func newTestCluster(t *testing.T, nodes []string, shares string) *testCluster {
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(testSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(tc.conf, []byte(clusterTOML(dir, tc.listen, nodes, shares)), 0o644); err != nil {
+	text := strings.Replace(clusterTOML(dir, tc.listen, nodes, shares), "[cluster]\n", "[cluster]\n"+clusterKeys+"\n", 1)
+	if err := os.WriteFile(tc.conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tc.start()

@@ -92,24 +92,6 @@ func (c *Controller) listenNodes() (net.Listener, error) {
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13}), nil
 }
 
-func (c *Controller) serveNodes(ctx context.Context, l net.Listener) error {
-	go func() { <-ctx.Done(); l.Close() }()
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return fmt.Errorf("accept node: %w", err)
-		}
-		go c.serveNode(ctx, conn)
-	}
-}
-
 // ErrNodeRefused is why a node connection was closed at hello.
 var ErrNodeRefused = errors.New("node refused")
 
