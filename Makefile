@@ -5,7 +5,7 @@ BIN       ?= bin
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 export CGO_ENABLED = 1
 
-.PHONY: all build test vet fmt-check bench bench-sim up demo clean deps
+.PHONY: all build test vet fmt-check bench bench-system up demo clean deps
 
 all: build
 
@@ -25,11 +25,18 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# Go benchmarks of the scheduling core, the spool, the controller's qstat
+# path, the config loader and the simulator (a few minutes).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./daemon/sched/ ./spool/ ./daemon/ctld/
+	$(GO) test -run '^$$' -bench . -benchmem ./daemon/sched/ ./spool/ ./daemon/ctld/ ./conf/ ./sim/
 
-bench-sim:
+# Whole-system figures (as root): submissions/s, qsub and qstat times
+# (contrib/bench/ctld.sh), the ITP trace through sharq-sim, and qsub-to-
+# container and reclaim-to-SIGTERM latencies with real containers.
+bench-system:
+	contrib/bench/ctld.sh
 	contrib/bench/sim-itp.sh
+	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e/
 
 # A working local cluster in the foreground; Ctrl-C stops it cleanly.
 up: build

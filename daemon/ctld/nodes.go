@@ -247,7 +247,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	}
 	switch s.State {
 	case "running":
-		j.history(s.Time, "running on "+nc.name)
+		j.history(s.Time, "container started on "+nc.name)
 		c.markDirty(j.ID)
 	case "exited", "failed":
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == "failed", now)
