@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 )
 
 // stateStyle colours a job state letter on a terminal.
@@ -184,7 +185,7 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 			attr("Resource_List.ncpus", n*r.CPUsPerNode)
 		}
 		if r.MemPerNode > 0 {
-			attr("Resource_List.mem", FormatSize(int64(n)*r.MemPerNode))
+			attr("Resource_List.mem", conf.FormatSize(int64(n)*r.MemPerNode))
 		}
 		attr("Resource_List.select", formatSelect(r))
 		if r.Walltime > 0 {

@@ -10,108 +10,30 @@ import (
 	"sharq/api"
 )
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
+// The parsers themselves are conf.ParseSize and conf.ParseDuration, tested
+// there; these are the display forms qstat writes.
+func TestUnitsDisplay(t *testing.T) {
+	for _, tt := range []struct {
+		name, got, want string
 	}{
-		{"0", 0, false},
-		{"1024", 1024, false},
-		{"100b", 100, false},
-		{"64kb", 64 << 10, false},
-		{"64mb", 64 << 20, false},
-		{"64gb", 64 << 30, false},
-		{"64GB", 64 << 30, false},
-		{"2tb", 2 << 40, false},
-		{"16g", 16 << 30, false},
-		{" 8gb ", 8 << 30, false},
-		{"", 0, true},
-		{"gb", 0, true},
-		{"-1gb", 0, true},
-		{"+1gb", 0, true},
-		{"1.5gb", 0, true},
-		{"64pb", 0, true},
-		{"8388608tb", 0, true}, // overflows int64
-		{"99999999999999999999", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseSize(tt.in)
-			if tt.err {
-				if !errors.Is(err, ErrBadSize) {
-					t.Fatalf("ParseSize(%q) = %d, %v; want ErrBadSize", tt.in, got, err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-			}
-		})
-	}
-}
-
-func TestFormatSize(t *testing.T) {
-	for in, want := range map[int64]string{0: "0b", 100: "100b", 64 << 30: "64gb", 1536 << 20: "1536mb", 2 << 40: "2tb", 1025: "1025b", 3 << 10: "3kb"} {
-		if got := FormatSize(in); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
+		{"hms zero", FormatHMS(0), "00:00:00"},
+		{"hms negative", FormatHMS(-time.Second), "00:00:00"},
+		{"hms past a day", FormatHMS(100*time.Hour + 61*time.Second), "100:01:01"},
+		{"hms truncates", FormatHMS(time.Minute + 999*time.Millisecond), "00:01:00"},
+		{"hm zero", formatHM(0), "--"},
+		{"hm", formatHM(90 * time.Minute), "01:30"},
+		{"hm past a day", formatHM(49*time.Hour + 5*time.Minute), "49:05"},
+		{"short zero", formatSizeShort(0), "--"},
+		{"short bytes", formatSizeShort(500), "500b"},
+		{"short whole", formatSizeShort(64 << 30), "64gb"},
+		{"short fraction", formatSizeShort(1536 << 20), "1.5gb"},
+		{"short large", formatSizeShort(150 << 30), "150gb"},
+		{"short rounds", formatSizeShort(100<<30 + 600<<20), "101gb"},
+		{"short tb", formatSizeShort(2 << 40), "2tb"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
 		}
-		if back, err := ParseSize(FormatSize(in)); err != nil || back != in {
-			t.Errorf("ParseSize(FormatSize(%d)) = %d, %v", in, back, err)
-		}
-	}
-	for in, want := range map[int64]string{0: "--", 64 << 30: "64gb", 1536 << 20: "1.5gb", 500: "500b", 150 << 30: "150gb"} {
-		if got := formatSizeShort(in); got != want {
-			t.Errorf("formatSizeShort(%d) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestParseDuration(t *testing.T) {
-	tests := []struct {
-		in   string
-		want time.Duration
-		err  bool
-	}{
-		{"3600", time.Hour, false},
-		{"0", 0, false},
-		{"30:00", 30 * time.Minute, false},
-		{"12:00:00", 12 * time.Hour, false},
-		{"100:00:00", 100 * time.Hour, false},
-		{"1:02:03:04", 24*time.Hour + 2*time.Hour + 3*time.Minute + 4*time.Second, false},
-		{"90m", 90 * time.Minute, false},
-		{"1h30m", 90 * time.Minute, false},
-		{"5s", 5 * time.Second, false},
-		{"", 0, true},
-		{"12:60:00", 0, true},
-		{"1:24:00:00", 0, true},
-		{"1:2:3:4:5", 0, true},
-		{"-5", 0, true},
-		{"-5m", 0, true},
-		{"12::00", 0, true},
-		{"abc", 0, true},
-		{"1.5", 0, true},
-		{"99999999999999999", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseDuration(tt.in)
-			if tt.err {
-				if !errors.Is(err, ErrBadDuration) {
-					t.Fatalf("ParseDuration(%q) = %v, %v; want ErrBadDuration", tt.in, got, err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("ParseDuration(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-			}
-		})
-	}
-	if got := FormatHMS(100*time.Hour + 61*time.Second); got != "100:01:01" {
-		t.Errorf("FormatHMS = %q", got)
-	}
-	if got := formatHM(90 * time.Minute); got != "01:30" {
-		t.Errorf("formatHM = %q", got)
 	}
 }
 
@@ -145,8 +67,24 @@ func TestParseResourceList(t *testing.T) {
 		{name: "unknown", in: []string{"place=scatter"}, err: `"place": unknown resource`},
 		{name: "bad number", in: []string{"ngpus=four"}, err: "want a whole number"},
 		{name: "negative", in: []string{"ncpus=-1"}, err: "want a whole number"},
-		{name: "bad mem", in: []string{"mem=lots"}, err: "bad size"},
-		{name: "bad walltime", in: []string{"walltime=12:61:00"}, err: "out of range"},
+		{name: "walltime days", in: []string{"walltime=1:00:00:00"}, want: res{Nodes: 1, Walltime: 24 * time.Hour}},
+		{name: "walltime seconds", in: []string{"walltime=3600"}, want: res{Nodes: 1, Walltime: time.Hour}},
+		{name: "walltime go", in: []string{"walltime=90m"}, want: res{Nodes: 1, Walltime: 90 * time.Minute}},
+		{name: "walltime day unit", in: []string{"walltime=1d12h"}, want: res{Nodes: 1, Walltime: 36 * time.Hour}},
+		{name: "mem units", in: []string{"mem=512mb"}, want: res{Nodes: 1, MemPerNode: 512 << 20}},
+		{name: "mem tb", in: []string{"mem=1tb"}, want: res{Nodes: 1, MemPerNode: 1 << 40}},
+		{name: "mem GiB", in: []string{"mem=64GiB"}, want: res{Nodes: 1, MemPerNode: 64 << 30}},
+		{name: "mem bytes", in: []string{"mem=1048576"}, want: res{Nodes: 1, MemPerNode: 1 << 20}},
+		{name: "bad mem", in: []string{"mem=lots"}, err: `mem: bad size "lots"`},
+		{name: "fractional mem", in: []string{"mem=1.5gb"}, err: `bad size "1.5gb"`},
+		{name: "negative mem", in: []string{"mem=-1gb"}, err: `bad size "-1gb"`},
+		{name: "huge mem", in: []string{"mem=8388608tb"}, err: "too large"},
+		{name: "bad walltime", in: []string{"walltime=12:61:00"}, err: `walltime: bad duration "12:61:00": field "61" out of range`},
+		{name: "walltime hours past days", in: []string{"walltime=1:24:00:00"}, err: "out of range"},
+		{name: "walltime fields", in: []string{"walltime=1:2:3:4:5"}, err: "too many fields"},
+		{name: "negative walltime", in: []string{"walltime=-5m"}, err: `bad duration "-5m": negative`},
+		{name: "fractional walltime", in: []string{"walltime=1.5"}, err: `bad duration "1.5"`},
+		{name: "junk walltime", in: []string{"walltime=abc"}, err: `bad duration "abc"`},
 		{name: "zero walltime", in: []string{"walltime=0"}, err: "above zero"},
 		{name: "select zero", in: []string{"select=0:ngpus=1"}, err: "at least 1"},
 		{name: "select plus", in: []string{"select=1:ngpus=8+1:ngpus=4"}, err: "different shapes"},

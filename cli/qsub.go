@@ -15,6 +15,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"sharq/api"
+	"sharq/conf"
 )
 
 // qsubOpts is what one source (the command line, or all #PBS directives of
@@ -226,7 +227,7 @@ func parseQsubW(s string, o *qsubOpts) error {
 			}
 			o.block = &b
 		case "grace":
-			d, err := ParseDuration(kv[1])
+			d, err := conf.ParseDuration(kv[1])
 			if err != nil {
 				return fmt.Errorf("grace: %w", err)
 			}

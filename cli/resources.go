@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 )
 
 // ErrBadResource is wrapped by every -l parsing error.
@@ -96,7 +97,7 @@ func parseResourceList(s string, r *resSpec) error {
 				return err
 			}
 		case "walltime":
-			d, err := ParseDuration(val)
+			d, err := conf.ParseDuration(val)
 			if err != nil {
 				return fmt.Errorf("%w: walltime: %w", ErrBadResource, err)
 			}
@@ -176,7 +177,7 @@ func setChunkResource(key, val string, r *resSpec) error {
 		}
 		r.CPUs = &n
 	case "mem":
-		m, err := ParseSize(val)
+		m, err := conf.ParseSize(val)
 		if err != nil {
 			return fmt.Errorf("%w: mem: %w", ErrBadResource, err)
 		}
@@ -206,7 +207,7 @@ func formatSelect(r api.Resources) string {
 		fmt.Fprintf(&b, ":ncpus=%d", r.CPUsPerNode)
 	}
 	if r.MemPerNode > 0 {
-		fmt.Fprintf(&b, ":mem=%s", FormatSize(r.MemPerNode))
+		fmt.Fprintf(&b, ":mem=%s", conf.FormatSize(r.MemPerNode))
 	}
 	return b.String()
 }

@@ -12,17 +12,22 @@ import (
 // ErrDuration is wrapped by every ParseDuration error.
 var ErrDuration = errors.New("bad duration")
 
-// ParseDuration parses a non-negative duration in any of these forms:
+// ParseDuration parses a non-negative duration in any of these forms, the
+// one parser for configuration files and for qsub's walltime= and grace=:
 //   - Go syntax with "d" (24h) as an extra unit: "90s", "1h30m", "7d", "1d12h";
-//   - PBS walltime: "HH:MM:SS", "MM:SS" (fields past the first below 60);
+//   - PBS walltime: "[[DD:]HH:]MM:SS", fields after the first below 60 and
+//     hours below 24 when days are given ("12:00:00", "1:00:00:00");
 //   - a bare integer number of seconds: "3600".
+//
+// Signs are refused ("-5m" is negative, "+5m" is not a duration). Every error
+// wraps ErrDuration and quotes s.
 func ParseDuration(s string) (time.Duration, error) {
 	t := strings.TrimSpace(s)
 	bad := func(why string) (time.Duration, error) {
 		return 0, fmt.Errorf("%w %q: %s", ErrDuration, s, why)
 	}
 	if t == "" {
-		return bad(`empty (want e.g. "90s", "1h30m", "7d" or "01:30:00")`)
+		return bad(`empty (want e.g. "90s", "1h30m", "7d", "3600" or "01:30:00")`)
 	}
 	if t[0] == '-' {
 		return bad("negative")
@@ -38,7 +43,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * time.Second, nil
 	}
 	// Take "<number>d" terms out and hand the rest to time.ParseDuration.
-	var days float64
+	var days time.Duration
 	var rest strings.Builder
 	for i := 0; i < len(t); {
 		j := i
@@ -52,15 +57,21 @@ func ParseDuration(s string) (time.Duration, error) {
 		if j == i || k == j {
 			return bad(`want a number followed by a unit: d, h, m, s, ms, us, ns`)
 		}
-		if t[j:k] == "d" {
-			v, err := strconv.ParseFloat(t[i:j], 64)
-			if err != nil {
-				return bad("bad number " + strconv.Quote(t[i:j]))
-			}
-			days += v
-		} else {
+		if t[j:k] != "d" {
 			rest.WriteString(t[i:k])
+			i = k
+			continue
 		}
+		num := t[i:j]
+		if strings.Count(num, ".") > 1 || strings.Trim(num, ".") == "" {
+			return bad("bad number " + strconv.Quote(num))
+		}
+		// Exact decimal arithmetic: num days are 24 times num hours.
+		h, err := time.ParseDuration(num + "h")
+		if err != nil || h > (math.MaxInt64-days)/24 {
+			return bad("too large")
+		}
+		days += 24 * h
 		i = k
 	}
 	var d time.Duration
@@ -70,32 +81,40 @@ func ParseDuration(s string) (time.Duration, error) {
 			return bad(strings.TrimPrefix(err.Error(), "time: "))
 		}
 	}
-	extra := days * float64(24*time.Hour)
-	if extra >= float64(math.MaxInt64)-float64(d) {
+	if d > math.MaxInt64-days {
 		return bad("too large")
 	}
-	return d + time.Duration(extra), nil
+	return d + days, nil
 }
 
-// parseClock parses [[HH:]MM:]SS.
+// parseClock parses [[[DD:]HH:]MM:]SS; the first field is not bounded.
 func parseClock(t string, bad func(string) (time.Duration, error)) (time.Duration, error) {
 	fields := strings.Split(t, ":")
-	if len(fields) > 3 {
-		return bad("want HH:MM:SS")
+	if len(fields) > 4 {
+		return bad("too many fields; want [[DD:]HH:]MM:SS")
 	}
+	// from the right: seconds, minutes, hours (bounded only below days)
+	units := [...]int64{1, 60, 3600, 86400}
+	limits := [...]int64{60, 60, 24}
+	whys := [...]string{"seconds must be below 60", "minutes must be below 60", "hours must be below 24 when days are given"}
+	const maxSeconds = math.MaxInt64 / int64(time.Second)
 	var total int64
-	for i, f := range fields {
-		if !allDigits(f) || len(f) > 12 {
-			return bad("want HH:MM:SS")
+	for i := range fields {
+		f := fields[len(fields)-1-i]
+		if !allDigits(f) {
+			return bad("want [[DD:]HH:]MM:SS or a number of seconds")
 		}
-		v, _ := strconv.ParseInt(f, 10, 64)
-		if i > 0 && v >= 60 {
-			return bad("minutes and seconds must be below 60")
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return bad("too large")
 		}
-		total = total*60 + v
-	}
-	if total > math.MaxInt64/int64(time.Second) {
-		return bad("too large")
+		if i < len(fields)-1 && v >= limits[i] {
+			return bad(fmt.Sprintf("field %q out of range: %s", f, whys[i]))
+		}
+		if v > (maxSeconds-total)/units[i] {
+			return bad("too large")
+		}
+		total += v * units[i]
 	}
 	return time.Duration(total) * time.Second, nil
 }

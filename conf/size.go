@@ -21,7 +21,8 @@ var sizeUnits = map[string]int64{
 }
 
 // ParseSize parses a size in bytes: a non-negative integer with an optional
-// unit, as PBS writes them (qsub -l mem=64gb). Units are b, kb, mb, gb, tb
+// unit, as PBS writes them (qsub -l mem=64gb); it is the one parser for
+// configuration files and for qsub's and qalter's mem=. Units are b, kb, mb, gb, tb
 // and pb, also written k, m, g, t, p or KiB, MiB, GiB, TiB, PiB, in any
 // case; all are powers of 1024 as in PBS ("1kb" is 1024). No unit means
 // bytes.
@@ -32,7 +33,7 @@ func ParseSize(s string) (int64, error) {
 		i++
 	}
 	if i == 0 {
-		return 0, fmt.Errorf("%w %q: want a number of bytes with an optional unit (b, kb, mb, gb, tb, pb)", ErrSize, s)
+		return 0, fmt.Errorf("%w %q: want a whole number of bytes with an optional unit b, kb, mb, gb, tb, pb (e.g. 64gb)", ErrSize, s)
 	}
 	unit, ok := sizeUnits[strings.ToLower(strings.TrimSpace(t[i:]))]
 	if !ok {

@@ -3,6 +3,8 @@ package conf
 import (
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +28,14 @@ func TestParseSize(t *testing.T) {
 		{"1pb", 1 << 50},
 		{"3k", 3 << 10},
 		{" 8 gb ", 8 << 30},
+		{" 8gb ", 8 << 30},
+		{"100b", 100},
+		{"64kb", 64 << 10},
+		{"1tb", 1 << 40},
+		{"64GiB", 64 << 30},
+		{"16g", 16 << 30},
+		{"0064gb", 64 << 30},
+		{"8388607tb", 8388607 << 40},
 		{"8191pb", 8191 << 50},
 		{"9223372036854775807", math.MaxInt64},
 	}
@@ -40,14 +50,34 @@ func TestParseSize(t *testing.T) {
 }
 
 func TestParseSizeErrors(t *testing.T) {
-	for _, in := range []string{"", "gb", "-1", "-1gb", "1.5gb", "1 parsec", "1eb", "8192pb", "99999999999999999999", "1gbb", "0x10"} {
-		t.Run(in, func(t *testing.T) {
-			got, err := ParseSize(in)
+	tests := []struct{ in, why string }{
+		{"", "want a whole number"},
+		{"gb", "want a whole number"},
+		{"lots", "want a whole number"},
+		{"-1", "want a whole number"},
+		{"-1gb", "want a whole number"},
+		{"+1gb", "want a whole number"},
+		{"1.5gb", `unknown unit ".5gb"`},
+		{"1 parsec", `unknown unit "parsec"`},
+		{"1eb", `unknown unit "eb"`},
+		{"1gbb", `unknown unit "gbb"`},
+		{"0x10", `unknown unit "x10"`},
+		{"8192pb", "too large"},
+		{"8388608tb", "too large"},
+		{"99999999999999999999", "too large"},
+		{"9223372036854775808", "too large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSize(tt.in)
 			if err == nil {
-				t.Fatalf("ParseSize(%q) = %d, want an error", in, got)
+				t.Fatalf("ParseSize(%q) = %d, want an error", tt.in, got)
 			}
 			if !errors.Is(err, ErrSize) {
 				t.Errorf("error %v does not wrap ErrSize", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, strconv.Quote(tt.in)) || !strings.Contains(msg, tt.why) {
+				t.Errorf("error %q does not name %q and say %q", msg, tt.in, tt.why)
 			}
 		})
 	}
@@ -62,6 +92,9 @@ func TestFormatSize(t *testing.T) {
 		{1000, "1000b"},
 		{1024, "1kb"},
 		{1536 << 20, "1536mb"},
+		{1025, "1025b"},
+		{3 << 10, "3kb"},
+		{2 << 40, "2tb"},
 		{64 << 30, "64gb"},
 		{1 << 40, "1tb"},
 		{3 << 50, "3pb"},
@@ -81,14 +114,14 @@ func TestFormatSize(t *testing.T) {
 }
 
 func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"64gb", "1TiB", "1024", "x", "8192pb"} {
+	for _, s := range []string{"64gb", "1TiB", "1024", "x", "8192pb", "1", "0kb", "8388607tb", "1.5gb", "GB", " 8 gb "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		n, err := ParseSize(s)
 		if err != nil {
-			if !errors.Is(err, ErrSize) {
-				t.Fatalf("error %v does not wrap ErrSize", err)
+			if !errors.Is(err, ErrSize) || !strings.Contains(err.Error(), strconv.Quote(s)) {
+				t.Fatalf("error %v does not wrap ErrSize or does not name %q", err, s)
 			}
 			return
 		}
