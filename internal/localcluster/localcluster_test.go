@@ -8,10 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // testConfig writes a configuration whose files all live under dir/run and
@@ -134,102 +131,6 @@ func TestAlive(t *testing.T) {
 	}
 	if other := (pidEntry{name: "sharqctld", pid: os.Getpid()}); alive(other) {
 		t.Errorf("alive(%v) = true for a process of another name", other)
-	}
-}
-
-func TestMakeFakeGPUs(t *testing.T) {
-	dir := t.TempDir()
-	paths := []string{filepath.Join(dir, "dev", "gpu0"), filepath.Join(dir, "dev", "gpu1"), filepath.Join(dir, "dev", "gpu2")}
-	if err := os.MkdirAll(filepath.Dir(paths[1]), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(paths[1], []byte("stale"), 0o600); err != nil { // replaced
-		t.Fatal(err)
-	}
-	if err := makeFakeGPUs(paths); err != nil {
-		t.Fatal(err)
-	}
-	major, err := fakeGPUMajor()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := fi.Sys().(*syscall.Stat_t)
-		if fi.Mode()&os.ModeCharDevice == 0 || fi.Mode().Perm() != 0o666 ||
-			unix.Major(st.Rdev) != major || unix.Minor(st.Rdev) != uint32(i) {
-			t.Errorf("%s: mode %v rdev %d:%d, want a 0666 character device %d:%d", p, fi.Mode(),
-				unix.Major(st.Rdev), unix.Minor(st.Rdev), major, i)
-		}
-	}
-	// Opening one reaches the kernel, which finds no driver.
-	if _, err := os.Open(paths[0]); !errors.Is(err, unix.ENXIO) {
-		t.Errorf("open %s: %v, want ENXIO", paths[0], err)
-	}
-}
-
-func TestParseMountinfo(t *testing.T) {
-	const info = `22 1 0:21 / /run rw,nosuid shared:5 - tmpfs tmpfs rw
-30 22 0:25 / /run/sharq-local/a\040b rw - overlay overlay rw,lowerdir=/x
-31 22 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw
-bad line
-`
-	got := parseMountinfo(strings.NewReader(info))
-	want := []mount{{"/run", "tmpfs"}, {"/run/sharq-local/a b", "overlay"}, {"/sys/fs/cgroup", "cgroup2"}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("parseMountinfo = %v, want %v", got, want)
-	}
-}
-
-func TestUnescapeMount(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"plain", "/run/x", "/run/x"},
-		{"space", `/a\040b`, "/a b"},
-		{"tab and backslash", `/a\011\134`, "/a\t\\"},
-		{"not octal", `/a\09x`, `/a\09x`},
-		{"too short", `/a\04`, `/a\04`},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := unescapeMount(tc.in); got != tc.want {
-				t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestMountsUnder(t *testing.T) {
-	dir := t.TempDir()
-	inner := filepath.Join(dir, "a", "b")
-	for _, d := range []string{filepath.Join(dir, "a"), inner} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := unix.Mount("tmpfs", filepath.Join(dir, "a"), "tmpfs", 0, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(inner, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Mount("tmpfs", inner, "tmpfs", 0, ""); err != nil {
-		t.Fatal(err)
-	}
-	got, err := MountsUnder(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{inner, filepath.Join(dir, "a")}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("MountsUnder = %v, want %v (deepest first)", got, want)
-	}
-	if err := unmountUnder(dir); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := MountsUnder(dir); len(got) != 0 {
-		t.Fatalf("after unmountUnder: %v", got)
 	}
 }
 

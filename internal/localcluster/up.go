@@ -15,6 +15,7 @@ import (
 	"sharq/api"
 	"sharq/client"
 	"sharq/conf"
+	"sharq/internal/ctrd"
 )
 
 var (
@@ -137,7 +138,7 @@ func (u *up) start(ctx context.Context) error {
 	}
 	u.printf("Starting a local sharq cluster from %s\n", l.config)
 
-	if pingContainerd(ctx, l.ctrSock) == nil {
+	if ctrd.Ping(ctx, l.ctrSock) == nil {
 		u.printf("  containerd already running at %s: using it\n", l.ctrSock)
 	} else {
 		if err := u.startContainerd(ctx); err != nil {
@@ -167,7 +168,7 @@ func (u *up) start(ctx context.Context) error {
 	if err := u.importImages(ctx); err != nil {
 		return err
 	}
-	if err := makeFakeGPUs(l.devices); err != nil {
+	if err := ctrd.MakeFakeGPUs(l.devices, true); err != nil {
 		return err
 	}
 	u.printf("  fake GPUs  %s (character devices with no driver)\n", compactDevices(l.devices))
@@ -349,7 +350,7 @@ func (u *up) stop() error {
 	}
 	removed := 0
 	own := u.containerd != nil
-	if (own && !u.containerd.exited()) || (!own && pingContainerd(ctx, u.l.ctrSock) == nil) {
+	if (own && !u.containerd.exited()) || (!own && ctrd.Ping(ctx, u.l.ctrSock) == nil) {
 		n, err := u.l.removeContainers(ctx, own)
 		removed = n
 		errs = append(errs, err)
@@ -357,8 +358,8 @@ func (u *up) stop() error {
 	if own {
 		u.containerd.stop(15 * time.Second)
 	}
-	removeNamespaceDirs(u.l.cfg.Runtime.Namespace)
-	errs = append(errs, unmountUnder(u.l.run, u.l.state))
+	ctrd.RemoveNamespaceDirs(u.l.cfg.Runtime.Namespace)
+	errs = append(errs, ctrd.UnmountUnder(u.l.run, u.l.state))
 	errs = append(errs, u.l.removeFiles(own))
 	if left, err := MountsUnder(u.l.run, u.l.state); err == nil && len(left) > 0 {
 		errs = append(errs, fmt.Errorf("mounts left under the cluster's directories: %s", strings.Join(left, ", ")))

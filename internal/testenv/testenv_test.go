@@ -108,17 +108,3 @@ func TestMakeFakeGPUs(t *testing.T) {
 		t.Error("MakeFakeGPUs over existing nodes succeeded")
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{
-		`/a/b`:          "/a/b",
-		`/a\040b`:       "/a b",
-		`/tab\011x\134`: "/tab\tx\\",
-		`/bad\09`:       `/bad\09`,
-		`/end\04`:       `/end\04`,
-	} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

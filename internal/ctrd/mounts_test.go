@@ -1,0 +1,76 @@
+package ctrd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParseMountinfo(t *testing.T) {
+	const info = `22 1 0:21 / /run rw,nosuid shared:5 - tmpfs tmpfs rw
+30 22 0:25 / /run/sharq-local/a\040b rw - overlay overlay rw,lowerdir=/x
+31 22 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw
+bad line
+`
+	got := parseMountinfo(strings.NewReader(info))
+	want := []mount{{"/run", "tmpfs"}, {"/run/sharq-local/a b", "overlay"}, {"/sys/fs/cgroup", "cgroup2"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("parseMountinfo = %v, want %v", got, want)
+	}
+}
+
+func TestUnescapeMount(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", "/run/x", "/run/x"},
+		{"space", `/a\040b`, "/a b"},
+		{"tab and backslash", `/a\011\134`, "/a\t\\"},
+		{"tab inside, backslash", `/tab\011x\134`, "/tab\tx\\"},
+		{"not octal", `/a\09x`, `/a\09x`},
+		{"not octal at the end", `/bad\09`, `/bad\09`},
+		{"too short", `/a\04`, `/a\04`},
+		{"over a byte", `/a\777b`, `/a\777b`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := unescapeMount(tc.in); got != tc.want {
+				t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMountsUnder(t *testing.T) {
+	dir := t.TempDir()
+	inner := filepath.Join(dir, "a", "b")
+	for _, d := range []string{filepath.Join(dir, "a"), inner} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.Mount("tmpfs", filepath.Join(dir, "a"), "tmpfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", inner, "tmpfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := MountsUnder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{inner, filepath.Join(dir, "a")}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("MountsUnder = %v, want %v (deepest first)", got, want)
+	}
+	if err := UnmountUnder(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := MountsUnder(dir); len(got) != 0 {
+		t.Fatalf("after UnmountUnder: %v", got)
+	}
+}
