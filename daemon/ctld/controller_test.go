@@ -281,3 +281,30 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteSubjobBeforeItStarts(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != "1[0].t" {
+		t.Fatalf("first start %s", st.Job.ID)
+	}
+	if resp := tc.call(api.Request{Op: api.OpDelete, IDs: []string{"1[1]"}}); resp.Error != nil {
+		t.Fatalf("qdel 1[1]: %v", resp.Error)
+	}
+	if resp := tc.call(api.Request{Op: api.OpDelete, IDs: []string{"1[7]"}}); resp.Error == nil || resp.Error.Code != api.CodeUnknownJob {
+		t.Fatalf("qdel of an index the array lacks: %+v", resp.Error)
+	}
+	n.report("1[0].t", 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != "1[2].t" {
+		t.Fatalf("after the deleted index, %s started", st.Job.ID)
+	}
+	n.report("1[2].t", 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	tc.waitState(arr, api.StateFinished)
+	if j := tc.job("1[1].t"); j.State != api.StateFinished || j.Reason != "Deleted" {
+		t.Fatalf("deleted subjob: %s %q", j.State, j.Reason)
+	}
+}

@@ -93,6 +93,9 @@ func (c *Controller) eachJob(id Identity, req *api.Request, resp *api.Response) 
 	}
 	for _, s := range req.IDs {
 		jobs, e := c.lookup(s)
+		if e != nil && req.Op == api.OpDelete {
+			jobs, e = c.unstartedSubjob(id, s)
+		}
 		if e != nil {
 			resp.Errors = append(resp.Errors, *e)
 			continue
@@ -512,4 +515,31 @@ func (c *Controller) subjobs(parent string) []*job {
 		}
 	}
 	return out
+}
+
+// unstartedSubjob deletes a subjob that has not started yet (qdel 123[7]):
+// the core drops the index, and a finished record stays for qstat -x. It
+// returns no jobs: there is nothing left to do for the caller.
+func (c *Controller) unstartedSubjob(id Identity, s string) ([]*job, *api.Error) {
+	unknown := &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
+	r, err := parseJobRef(s, c.cfg.Cluster.Name)
+	if err != nil || !r.Array || r.Index < 0 || r.Index != r.RangeEnd {
+		return nil, unknown
+	}
+	parent := c.jobs[arrayID(r.Seq, c.cfg.Cluster.Name)]
+	if parent == nil || parent.finished() {
+		return nil, unknown
+	}
+	if !c.mayTouch(id, parent) {
+		return nil, &api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + s, ID: s}
+	}
+	sub := subjobID(r.Seq, r.Index, c.cfg.Cluster.Name)
+	if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(sub)}); err != nil {
+		return nil, unknown // not an index of the array, or already started and gone
+	}
+	j := newSubjob(parent, sub, r.Index)
+	c.jobs[j.ID] = j
+	c.finish(j, c.now(), nil, "Deleted", "deleted by qdel before it started")
+	c.needPass = true
+	return nil, nil
 }

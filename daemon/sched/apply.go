@@ -183,6 +183,13 @@ func containsNode(list []*node, n *node) bool {
 func (s *Scheduler) cancelled(e Cancelled) error {
 	j, err := s.lookup(e.ID)
 	if err != nil {
+		// qdel 123[7] of a subjob that has not started: it never will.
+		if pid, idx, ok := splitSubID(e.ID); ok {
+			if p := s.jobs[pid]; p != nil && !p.gone && p.arr != nil && p.arr.hasRemaining(idx) {
+				s.dropIndex(p, idx)
+				return nil
+			}
+		}
 		return err
 	}
 	switch {

@@ -115,3 +115,18 @@ func (s *Scheduler) markAllStarted(p *job) {
 	a.allStarted = true
 	s.notify(p.ID, false)
 }
+
+// dropIndex removes a subjob that has not started from its array; the
+// array finishes if that was all it had left.
+func (s *Scheduler) dropIndex(p *job, idx int) {
+	a := p.arr
+	rest := a.indices[a.pos:]
+	k := sort.SearchInts(rest, idx)
+	kept := make([]int, 0, len(rest)-1)
+	kept = append(append(kept, rest[:k]...), rest[k+1:]...)
+	a.indices, a.pos = kept, 0
+	if a.remaining() == 0 {
+		s.markAllStarted(p)
+		s.checkArrayDone(p)
+	}
+}
