@@ -90,7 +90,10 @@ type Job struct {
 	ArrayParent  string `json:"array_parent,omitempty"`
 	ArrayIndex   int    `json:"array_index,omitempty"`
 
-	State       State     `json:"state"`
+	State State `json:"state"`
+	// Stopping says why a stop was sent to a running job: "deleted",
+	// "preempted", or "failed" (another node's part of it failed).
+	Stopping    string    `json:"stopping,omitempty"`
 	Reason      string    `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
 	Allocs      []Alloc   `json:"allocs,omitempty"`
 	Preemptions int       `json:"preemptions"` // times preempted or requeued after losing its node

@@ -31,6 +31,7 @@ var (
 	bucketMeta     = []byte("meta")
 	bucketJobs     = []byte("jobs")
 	bucketFinished = []byte("finished")
+	bucketState    = []byte("state")
 	keySchema      = []byte("schema")
 	keyNext        = []byte("next")
 )
@@ -452,4 +453,42 @@ func (b *Bolt) Close() error {
 		return fmt.Errorf("spool: close %s: %w", b.path, err)
 	}
 	return nil
+}
+
+// SetState implements Spool.
+func (b *Bolt) SetState(ctx context.Context, key string, value []byte) error {
+	release, err := b.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return b.db.Update(func(tx *bolt.Tx) error {
+		st, err := tx.CreateBucketIfNotExists(bucketState)
+		if err != nil {
+			return err
+		}
+		if value == nil {
+			return st.Delete([]byte(key))
+		}
+		return st.Put([]byte(key), value)
+	})
+}
+
+// State implements Spool.
+func (b *Bolt) State(ctx context.Context, key string) ([]byte, error) {
+	release, err := b.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var out []byte
+	err = b.db.View(func(tx *bolt.Tx) error {
+		if st := tx.Bucket(bucketState); st != nil {
+			if v := st.Get([]byte(key)); v != nil {
+				out = bytes.Clone(v)
+			}
+		}
+		return nil
+	})
+	return out, err
 }

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +17,7 @@ type Memory struct {
 	recs   map[string]Record // by string(SortKey)
 	keys   []string          // sorted SortKeys of recs
 	next   uint64
+	state  map[string][]byte
 	closed bool
 }
 
@@ -23,7 +25,7 @@ var _ Spool = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory spool.
 func NewMemory() *Memory {
-	return &Memory{recs: make(map[string]Record), next: 1}
+	return &Memory{recs: make(map[string]Record), next: 1, state: make(map[string][]byte)}
 }
 
 func (m *Memory) lock(ctx context.Context) error {
@@ -213,4 +215,27 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.recs, m.keys = nil, nil
 	return nil
+}
+
+// SetState implements Spool.
+func (m *Memory) SetState(ctx context.Context, key string, value []byte) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if value == nil {
+		delete(m.state, key)
+	} else {
+		m.state[key] = bytes.Clone(value)
+	}
+	return nil
+}
+
+// State implements Spool.
+func (m *Memory) State(ctx context.Context, key string) ([]byte, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	return bytes.Clone(m.state[key]), nil
 }

@@ -40,6 +40,11 @@ type Spool interface {
 	// Purge deletes the finished records whose Finished time is before
 	// before and returns how many it deleted.
 	Purge(ctx context.Context, before time.Time) (int, error)
+	// SetState durably stores a small piece of controller state under key
+	// (e.g. which nodes an admin drained); a nil value deletes it.
+	SetState(ctx context.Context, key string, value []byte) error
+	// State returns what SetState stored under key, or nil.
+	State(ctx context.Context, key string) ([]byte, error)
 	// Close releases the spool; later calls fail with ErrClosed. Closing
 	// twice is not an error.
 	Close() error

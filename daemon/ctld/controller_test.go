@@ -308,3 +308,29 @@ func TestDeleteSubjobBeforeItStarts(t *testing.T) {
 		t.Fatalf("deleted subjob: %s %q", j.State, j.Reason)
 	}
 }
+
+func TestDrainOutlivesRestart(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8", "n2:8"}, twoShares)
+	if resp := tc.call(api.Request{Op: api.OpDrain, Node: "n1"}); resp.Error != nil {
+		t.Fatalf("drain: %v", resp.Error)
+	}
+	tc.restart()
+	n1 := tc.attachNode("n1")
+	n2 := tc.attachNode("n2")
+	tc.submit("a", 1, nil)
+	if st := n2.expect(api.MsgStart).Start; st.Job.ID == "" {
+		t.Fatal("no start on n2")
+	}
+	n1.quiet(200 * time.Millisecond)
+	nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes
+	if nodes[0].Name != "n1" || nodes[0].State != "drained" {
+		t.Fatalf("nodes after restart: %+v", nodes)
+	}
+	if resp := tc.call(api.Request{Op: api.OpResume, Node: "n1"}); resp.Error != nil {
+		t.Fatalf("resume: %v", resp.Error)
+	}
+	tc.restart()
+	if nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes; nodes[0].State == "drained" {
+		t.Fatalf("resume did not outlive the restart: %+v", nodes[0])
+	}
+}

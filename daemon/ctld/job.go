@@ -17,10 +17,7 @@ import (
 type job struct {
 	api.Job
 	// parts tracks the nodes of a running job: exited and exit status.
-	parts map[string]*part
-	// stopping says why a stop was sent ("deleted", "preempted", "failed":
-	// another node's part failed), "" if none.
-	stopping      string
+	parts         map[string]*part
 	startFailures int
 }
 

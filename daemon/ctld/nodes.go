@@ -187,8 +187,8 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		}
 		if r.Exited {
 			c.partExited(j, h.Node, r.ExitStatus, "", false, now)
-		} else if j.stopping != "" {
-			c.stopJob(j, j.stopping) // a stop may have been lost with the old connection
+		} else if j.Stopping != "" {
+			c.stopJob(j, j.Stopping) // a stop may have been lost with the old connection
 		}
 	}
 	for _, j := range c.jobs {
@@ -273,8 +273,8 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
-	if (status != 0 || startFailed) && j.stopping == "" {
-		j.stopping = "failed"
+	if (status != 0 || startFailed) && j.Stopping == "" {
+		j.Stopping = "failed"
 		c.stopJob(j, "another node of the job failed")
 	}
 	failedStart := false
@@ -290,7 +290,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	st := j.exitStatus()
-	if j.stopping != "preempted" {
+	if j.Stopping != "preempted" {
 		j.ExitStatus = &st
 		if errText != "" {
 			j.Reason = errText
@@ -314,7 +314,7 @@ func (c *Controller) startFailed(j *job, errText string, now time.Time) {
 		return
 	}
 	st := -1
-	j.ExitStatus, j.Reason, j.stopping = &st, "StartFailed: "+errText, ""
+	j.ExitStatus, j.Reason, j.Stopping = &st, "StartFailed: "+errText, ""
 	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
 		c.log.Error("start failure", "job", j.ID, "err", err)
 	}
@@ -328,7 +328,7 @@ func (c *Controller) lostJob(j *job, now time.Time, why string) {
 		return
 	}
 	c.accountRun(j, now)
-	j.State, j.Allocs, j.parts, j.stopping, j.Reason = api.StateQueued, nil, nil, "", ""
+	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
 	j.history(now, "requeued: "+why)
 	c.markDirty(j.ID)
 	c.needPass = true

@@ -104,7 +104,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 		where = append(where, fmt.Sprintf("%s%v", a.Node, a.GPUs))
 	}
 	j.Runs++
-	j.stopping = ""
+	j.Stopping = ""
 	j.history(now, "started on "+strings.Join(where, " "))
 	c.markDirty(j.ID)
 	c.met.startLatency.Observe(now.Sub(j.SubmitTime).Seconds())
@@ -177,7 +177,7 @@ func (c *Controller) preempt(p sched.Preemption, now time.Time) {
 	if j == nil {
 		return
 	}
-	j.stopping = "preempted"
+	j.Stopping = "preempted"
 	j.State = api.StateExiting
 	j.history(now, fmt.Sprintf("preempted (%s) for %s", p.Kind, p.For))
 	c.markDirty(j.ID)
@@ -203,7 +203,7 @@ func (c *Controller) requeue(j *job, now time.Time) {
 	if info, ok := c.core.Job(sched.JobID(j.ID)); ok {
 		j.Preemptions = info.Job.Preemptions
 	}
-	j.State, j.Allocs, j.parts, j.stopping, j.Reason = api.StateQueued, nil, nil, "", ""
+	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
 	j.history(now, fmt.Sprintf("requeued (preempted %d times)", j.Preemptions))
 	c.markDirty(j.ID)
 }
@@ -212,7 +212,7 @@ func (c *Controller) requeue(j *job, now time.Time) {
 func (c *Controller) finish(j *job, now time.Time, status *int, reason, what string) {
 	c.accountRun(j, now)
 	j.State, j.Reason, j.ExitStatus, j.EndTime = api.StateFinished, reason, status, now
-	j.parts, j.stopping = nil, ""
+	j.parts, j.Stopping = nil, ""
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.wake(j)

@@ -127,7 +127,7 @@ func (c *Controller) delete(j *job) *api.Error {
 	switch {
 	case j.finished():
 		return &api.Error{Code: api.CodeInvalidState, Message: "Job has finished " + j.ID, ID: j.ID}
-	case j.stopping == "deleted":
+	case j.Stopping == "deleted":
 		return nil
 	}
 	if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(j.ID)}); err != nil {
@@ -135,7 +135,7 @@ func (c *Controller) delete(j *job) *api.Error {
 	}
 	c.needPass = true
 	if j.running() {
-		j.stopping = "deleted"
+		j.Stopping = "deleted"
 		j.State = api.StateExiting
 		j.history(now, "deleted by qdel: stopping")
 		c.markDirty(j.ID)
@@ -146,8 +146,8 @@ func (c *Controller) delete(j *job) *api.Error {
 		// Running subjobs are stopped by the core's cancellation through
 		// their own ids; mark them here.
 		for _, sj := range c.jobs {
-			if sj.ArrayParent == j.ID && sj.running() && sj.stopping != "deleted" {
-				sj.stopping, sj.State = "deleted", api.StateExiting
+			if sj.ArrayParent == j.ID && sj.running() && sj.Stopping != "deleted" {
+				sj.Stopping, sj.State = "deleted", api.StateExiting
 				sj.history(now, "deleted with its array: stopping")
 				c.markDirty(sj.ID)
 				c.stopJob(sj, "deleted")
@@ -416,6 +416,9 @@ func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
 	}
 	if err := c.core.Apply(ev); err != nil {
 		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
+	}
+	if err := c.saveDrained(); err != nil {
+		return &api.Error{Code: api.CodeInternal, Message: "node " + name + ": " + err.Error()}
 	}
 	c.log.Info("node state changed by admin", "node", name, "drain", drain, "by", id.User)
 	c.needPass = true

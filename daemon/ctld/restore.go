@@ -2,10 +2,10 @@ package ctld
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
-	"sharq/api"
 	"sharq/daemon/sched"
 	"sharq/spool"
 )
@@ -72,6 +72,45 @@ func (c *Controller) restore(ctx context.Context) error {
 	if len(all) > 0 {
 		c.log.Info("restored jobs from the spool", "jobs", len(all))
 	}
+	return c.restoreDrained(ctx)
+}
+
+// drainedKey is where the spool keeps the nodes an admin drained.
+const drainedKey = "drained-nodes"
+
+// saveDrained writes the drained nodes to the spool (synced), so a drain
+// outlives a controller restart.
+func (c *Controller) saveDrained() error {
+	var names []string
+	for _, n := range c.core.Nodes() {
+		if n.Drained {
+			names = append(names, n.Name)
+		}
+	}
+	b, err := json.Marshal(names)
+	if err != nil {
+		return err
+	}
+	return c.sp.SetState(bgctx, drainedKey, b)
+}
+
+func (c *Controller) restoreDrained(ctx context.Context) error {
+	b, err := c.sp.State(ctx, drainedKey)
+	if err != nil || b == nil {
+		return err
+	}
+	var names []string
+	if err := json.Unmarshal(b, &names); err != nil {
+		return fmt.Errorf("spool state %s: %w", drainedKey, err)
+	}
+	for _, n := range names {
+		if c.cfg.Node(n) == nil {
+			continue // removed from the configuration since
+		}
+		if err := c.core.Apply(sched.NodeDrained{Node: n}); err != nil {
+			return fmt.Errorf("restore drain of %s: %w", n, err)
+		}
+	}
 	return nil
 }
 
@@ -92,12 +131,11 @@ func (c *Controller) restoreJob(j *job, startedIdx []int) error {
 			allocs[i] = sched.Alloc{Node: a.Node, GPUs: a.GPUs}
 			j.parts[a.Node] = &part{}
 		}
-		j.stopping = stoppingFromHistory(j)
-		ad := sched.Adopted{Job: sj, Allocs: allocs, Started: j.StartTime, Preempting: j.stopping == "preempted"}
+		ad := sched.Adopted{Job: sj, Allocs: allocs, Started: j.StartTime, Preempting: j.Stopping == "preempted"}
 		if err := c.core.Apply(ad); err != nil {
 			return err
 		}
-		if j.stopping == "deleted" {
+		if j.Stopping == "deleted" {
 			return c.core.Apply(sched.Cancelled{ID: sched.JobID(j.ID)})
 		}
 		return nil
@@ -113,19 +151,6 @@ func (c *Controller) restoreJob(j *job, startedIdx []int) error {
 		// its array from the id.
 		return c.core.Apply(sched.Submitted{Job: sj})
 	}
-}
-
-// stoppingFromHistory: the state E tells a stop was sent; the last history
-// entry says why.
-func stoppingFromHistory(j *job) string {
-	if j.State != api.StateExiting || len(j.History) == 0 {
-		return ""
-	}
-	last := j.History[len(j.History)-1].What
-	if len(last) >= 9 && last[:9] == "preempted" {
-		return "preempted"
-	}
-	return "deleted"
 }
 
 func exitOr(p *int, def int) int {

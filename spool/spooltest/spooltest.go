@@ -48,6 +48,7 @@ func Run(t *testing.T, f Factory) {
 		{"NextIDsAbovePut", c.nextIDsAbovePut},
 		{"ContextCanceled", c.contextCanceled},
 		{"Concurrent", c.concurrent},
+		{"State", c.state},
 		{"Closed", c.closed},
 	}
 	if f.Reopen != nil {
@@ -57,6 +58,7 @@ func Run(t *testing.T, f Factory) {
 		}{
 			{"ReopenKeepsRecords", c.reopenKeepsRecords},
 			{"ReopenNextIDsNeverReused", c.reopenNextIDs},
+			{"ReopenKeepsState", c.reopenState},
 		}...)
 	}
 	for _, tc := range tests {
@@ -706,5 +708,46 @@ func (c *suite) reopenNextIDs(t *testing.T) {
 			last += 1000
 		}
 		s = c.reopen(t, s)
+	}
+}
+
+func (c *suite) state(t *testing.T) {
+	s := c.open(t)
+	ctx := context.Background()
+	if v, err := s.State(ctx, "drained"); err != nil || v != nil {
+		t.Fatalf("unset key: %q %v", v, err)
+	}
+	val := []byte(`["n1","n2"]`)
+	if err := s.SetState(ctx, "drained", val); err != nil {
+		t.Fatal(err)
+	}
+	val[0] = 'X' // the spool keeps its own copy
+	if v, err := s.State(ctx, "drained"); err != nil || string(v) != `["n1","n2"]` {
+		t.Fatalf("state %q %v", v, err)
+	}
+	if err := s.SetState(ctx, "drained", nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.State(ctx, "drained"); err != nil || v != nil {
+		t.Fatalf("deleted key: %q %v", v, err)
+	}
+	if err := s.Put(ctx, spool.Record{ID: "1.t", Data: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := s.Scan(ctx, func(spool.Record) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("state shows in Scan: %d records, %v", n, err)
+	}
+}
+
+func (c *suite) reopenState(t *testing.T) {
+	s := c.open(t)
+	ctx := context.Background()
+	if err := s.SetState(ctx, "drained", []byte("n3")); err != nil {
+		t.Fatal(err)
+	}
+	s = c.reopen(t, s)
+	if v, err := s.State(ctx, "drained"); err != nil || string(v) != "n3" {
+		t.Fatalf("after reopen: %q %v", v, err)
 	}
 }
