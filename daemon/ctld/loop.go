@@ -58,7 +58,7 @@ func (c *Controller) loop(ctx context.Context) error {
 	defer tick.Stop()
 	c.needPass = true
 	for {
-		if err := c.turn(ctx); err != nil {
+		if err := c.turn(); err != nil {
 			return err
 		}
 		var batch []*op
@@ -93,11 +93,11 @@ func (c *Controller) loop(ctx context.Context) error {
 // turn runs the pass and flushes. A spool failure is fatal: the controller
 // stops rather than acknowledge what it could not persist; a restart
 // recovers from the spool.
-func (c *Controller) turn(ctx context.Context) error {
+func (c *Controller) turn() error {
 	if c.needPass {
 		c.pass()
 	}
-	if err := c.flush(ctx); err != nil {
+	if err := c.flush(); err != nil {
 		for _, o := range c.release {
 			close(o.done)
 		}
@@ -108,7 +108,7 @@ func (c *Controller) turn(ctx context.Context) error {
 }
 
 // flush persists dirty jobs, then releases answers and sends node orders.
-func (c *Controller) flush(ctx context.Context) error {
+func (c *Controller) flush() error {
 	if len(c.dirty) > 0 {
 		recs := make([]spool.Record, 0, len(c.dirty))
 		for id := range c.dirty {
@@ -122,8 +122,9 @@ func (c *Controller) flush(ctx context.Context) error {
 			}
 			recs = append(recs, rec)
 		}
+		// Not ctx: a write that has begun finishes even while stopping.
 		start := time.Now()
-		if err := c.sp.Put(ctx, recs...); err != nil {
+		if err := c.sp.Put(bgctx, recs...); err != nil {
 			return err
 		}
 		c.met.spoolWrite.Observe(time.Since(start).Seconds())

@@ -35,29 +35,45 @@ type nodeConn struct {
 	name string
 	c    net.Conn
 	out  chan api.NodeMsg
+	done chan struct{} // closed when the connection is
 	once sync.Once
 }
 
+func newNodeConn(name string, c net.Conn) *nodeConn {
+	nc := &nodeConn{name: name, c: c, out: make(chan api.NodeMsg, 4096), done: make(chan struct{})}
+	go nc.writer()
+	return nc
+}
+
+// send queues m. A node that cannot keep up is disconnected; it reconnects
+// and reconciles from its hello.
 func (nc *nodeConn) send(m api.NodeMsg) {
 	select {
+	case <-nc.done:
 	case nc.out <- m:
 	default:
-		// A node that cannot keep up is disconnected; it reconnects and
-		// reconciles from its hello.
 		nc.close()
 	}
 }
 
-func (nc *nodeConn) close() { nc.once.Do(func() { nc.c.Close() }) }
+func (nc *nodeConn) close() {
+	nc.once.Do(func() {
+		close(nc.done)
+		nc.c.Close()
+	})
+}
 
 func (nc *nodeConn) writer() {
-	for m := range nc.out {
-		nc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-		if err := api.Encode(nc.c, m); err != nil {
-			nc.close()
-			for range nc.out {
-			}
+	for {
+		select {
+		case <-nc.done:
 			return
+		case m := <-nc.out:
+			nc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if err := api.Encode(nc.c, m); err != nil {
+				nc.close()
+				return
+			}
 		}
 	}
 }
@@ -104,9 +120,8 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
-	nc := &nodeConn{name: hello.Node, c: conn, out: make(chan api.NodeMsg, 4096)}
-	go nc.writer()
-	defer close(nc.out)
+	nc := newNodeConn(hello.Node, conn)
+	defer nc.close()
 	var refused error
 	if err := c.do(ctx, func() { refused = c.nodeHello(nc, &hello) }); err != nil {
 		return
