@@ -342,10 +342,7 @@ func (c *Controller) lostJob(j *job, now time.Time, why string) {
 		c.log.Error("requeue", "job", j.ID, "err", err)
 		return
 	}
-	c.accountRun(j, now)
-	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
-	j.history(now, "requeued: "+why)
-	c.markDirty(j.ID)
+	c.backToQueue(j, now, "requeued: "+why)
 	c.needPass = true
 }
 

@@ -199,12 +199,17 @@ func (c *Controller) stopJob(j *job, reason string) {
 
 // requeue puts a job that ran back in the queue.
 func (c *Controller) requeue(j *job, now time.Time) {
-	c.accountRun(j, now)
 	if info, ok := c.core.Job(sched.JobID(j.ID)); ok {
 		j.Preemptions = info.Job.Preemptions
 	}
+	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d times)", j.Preemptions))
+}
+
+// backToQueue ends a job's run and makes it pending again.
+func (c *Controller) backToQueue(j *job, now time.Time, what string) {
+	c.accountRun(j, now)
 	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
-	j.history(now, fmt.Sprintf("requeued (preempted %d times)", j.Preemptions))
+	j.history(now, what)
 	c.markDirty(j.ID)
 }
 
