@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -175,14 +177,20 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	n.conn, n.lastSeen, n.inventory = nc, now, h.Inventory
 	n.problems = nil
 	gpus := cn.GPUs
-	if h.Inventory != nil {
-		n.problems = gpu.Compare(cn.GPUs, h.Inventory.GPUs)
-		if len(n.problems) > 0 {
-			c.log.Warn("node inventory disagrees with the configuration", "node", h.Node, "problems", n.problems)
+	if h.Error != "" { // what the node itself found wrong (missing devices, fewer CPUs...)
+		n.problems = strings.Split(h.Error, "; ")
+	}
+	// With NVML, the GPUs the node really has win over the declared count.
+	if inv := h.Inventory; inv != nil && inv.Source == "nvml" {
+		for _, p := range gpu.Compare(cn.GPUs, inv.GPUs) {
+			if !slices.Contains(n.problems, p) {
+				n.problems = append(n.problems, p)
+			}
 		}
-		if h.Inventory.Source == "nvml" && len(h.Inventory.GPUs) < gpus {
-			gpus = len(h.Inventory.GPUs)
-		}
+		gpus = min(gpus, len(inv.GPUs))
+	}
+	if len(n.problems) > 0 {
+		c.log.Warn("node disagrees with the configuration", "node", h.Node, "problems", n.problems)
 	}
 	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now})
 
