@@ -223,7 +223,13 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			c.lostJob(j, now, "lost by node "+h.Node)
 		}
 	}
-	if !n.up {
+	switch {
+	case n.up:
+	case gpus == 0 && cn.GPUs > 0:
+		// NodeUp{GPUs: 0} would mean "as declared": a GPU node whose NVML
+		// sees no GPU stays down instead.
+		c.log.Error("node stays down: NVML found none of its GPUs", "node", h.Node, "declared", cn.GPUs)
+	default:
 		if err := c.core.Apply(sched.NodeUp{Node: h.Node, GPUs: gpus}); err != nil {
 			c.log.Error("node up", "node", h.Node, "err", err)
 		}
