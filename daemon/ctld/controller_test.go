@@ -334,3 +334,24 @@ func TestDrainOutlivesRestart(t *testing.T) {
 		t.Fatalf("resume did not outlive the restart: %+v", nodes[0])
 	}
 }
+
+func TestNVMLInventoryWins(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	inv := &api.Inventory{Source: "nvml", CPUs: 8}
+	for i := 0; i < 4; i++ {
+		inv.GPUs = append(inv.GPUs, api.GPU{Index: i, Device: fmt.Sprintf("/dev/nvidia%d", i), Model: "H200"})
+	}
+	n := tc.attachNodeWith("n1", inv)
+	nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes
+	if len(nodes) != 1 || nodes[0].GPUs != 4 || len(nodes[0].Problems) == 0 {
+		t.Fatalf("node with 4 of 8 GPUs: %+v", nodes)
+	}
+	big := tc.submit("b", 8, nil)
+	small := tc.submit("b", 4, nil)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != small {
+		t.Fatalf("started %s, want %s", st.Job.ID, small)
+	}
+	if j := tc.job(big); j.State != api.StateHeld || j.Reason != "RequestExceedsLimits" {
+		t.Fatalf("8-GPU job on a 4-GPU node: %s %q", j.State, j.Reason)
+	}
+}

@@ -207,14 +207,18 @@ type scriptedNode struct {
 
 func (tc *testCluster) attachNode(name string, running ...api.RunningJob) *scriptedNode {
 	tc.t.Helper()
+	return tc.attachNodeWith(name, &api.Inventory{Source: "config", CPUs: 8}, running...)
+}
+
+func (tc *testCluster) attachNodeWith(name string, inv *api.Inventory, running ...api.RunningJob) *scriptedNode {
+	tc.t.Helper()
 	conn, err := net.Dial("tcp", tc.listen)
 	if err != nil {
 		tc.t.Fatal(err)
 	}
 	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100)}
 	tc.t.Cleanup(func() { conn.Close() })
-	n.send(api.NodeMsg{Type: api.MsgHello, Node: name, Secret: testSecret, Running: running,
-		Inventory: &api.Inventory{Source: "config", CPUs: 8}})
+	n.send(api.NodeMsg{Type: api.MsgHello, Node: name, Secret: testSecret, Running: running, Inventory: inv})
 	var w api.NodeMsg
 	if err := n.dec.Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error != "" {
 		tc.t.Fatalf("welcome: %v %+v", err, w)
