@@ -202,7 +202,11 @@ func (c *Controller) requeue(j *job, now time.Time) {
 	if info, ok := c.core.Job(sched.JobID(j.ID)); ok {
 		j.Preemptions = info.Job.Preemptions
 	}
-	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d times)", j.Preemptions))
+	times := "times"
+	if j.Preemptions == 1 {
+		times = "time"
+	}
+	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d %s)", j.Preemptions, times))
 }
 
 // backToQueue ends a job's run and makes it pending again.
