@@ -24,7 +24,7 @@ func NewDecoder(r io.Reader) *Decoder { return NewDecoderLimit(r, MaxMessage) }
 // NewDecoderLimit reads messages of at most limit bytes (clients read large
 // qstat answers).
 func NewDecoderLimit(r io.Reader, limit int) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), limit: limit}
+	return &Decoder{r: bufio.NewReaderSize(r, 4<<10), limit: limit}
 }
 
 // Decode reads the next message into v. A message that is too long or not
