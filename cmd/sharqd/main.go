@@ -1,86 +1,11 @@
 // Command sharqd is sharq's node daemon: it connects to the controller and
-// runs the jobs it is given as containerd containers (see daemon/noded).
-//
-//	sharqd --config /etc/sharq/cluster.toml [--node NAME] [--state-dir DIR] [--log-level LEVEL]
+// runs the jobs it is given as containerd containers; see noded.Main.
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
-	"github.com/urfave/cli/v2"
-
-	"sharq/conf"
 	"sharq/daemon/noded"
-	"sharq/runtime"
 )
 
-func main() {
-	app := &cli.App{
-		Name:  "sharqd",
-		Usage: "sharq node daemon: runs the controller's jobs as containers with pinned GPUs",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration `FILE` (TOML)", Value: "/etc/sharq/cluster.toml", EnvVars: []string{"SHARQ_CONF"}},
-			&cli.StringFlag{Name: "node", Aliases: []string{"n"}, Usage: "this node's `NAME` in the configuration (default: the host name)"},
-			&cli.StringFlag{Name: "state-dir", Usage: "`DIR` for the node's job records (default: /var/lib/sharq/node/NAME)"},
-			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
-		},
-		HideHelpCommand: true,
-		Action:          run,
-	}
-	if err := app.Run(os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "sharqd:", err)
-		os.Exit(1)
-	}
-}
-
-func run(c *cli.Context) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	cfg, err := conf.Load(c.String("config"))
-	if err != nil {
-		return err
-	}
-	node, err := nodeName(cfg, c.String("node"))
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	rt, err := runtime.NewContainerd(ctx, cfg.Runtime.ContainerdSocket, cfg.Runtime.Namespace,
-		runtime.WithNode(node), runtime.WithLogger(log.With("node", node)))
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
-	return noded.Run(ctx, noded.Options{
-		Config: cfg, Node: node, Runtime: rt, StateDir: c.String("state-dir"), Logger: log,
-	})
-}
-
-// nodeName is --node, or the host name as the configuration knows it (full
-// or up to its first dot).
-func nodeName(cfg *conf.Config, flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		return "", fmt.Errorf("node name: %w (use --node)", err)
-	}
-	short, _, _ := strings.Cut(host, ".")
-	for _, n := range []string{host, short} {
-		if cfg.Node(n) != nil {
-			return n, nil
-		}
-	}
-	return "", fmt.Errorf("%w: host name %q in %s (use --node)", noded.ErrUnknownNode, host, cfg.File)
-}
+func main() { os.Exit(noded.Main(os.Args)) }
