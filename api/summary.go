@@ -20,6 +20,29 @@ import (
 // newline as \\, \t and \n.
 const summaryFields = 15
 
+// JobSummary is the part of a Job that qstat's tables show.
+type JobSummary struct {
+	ID, Name, User     string
+	State              State
+	Share              string
+	Used               time.Duration
+	StartTime, EndTime time.Time
+	Nodes, GPUsPerNode int
+	MemPerNode         int64
+	Walltime           time.Duration
+	Reason             string
+	Allocs             []Alloc
+	ArrayParent        string
+}
+
+// SummaryOf is j's summary.
+func SummaryOf(j *Job) JobSummary {
+	return JobSummary{ID: j.ID, Name: j.Name, User: j.Owner.User, State: j.State, Share: j.Share, Used: j.Used,
+		StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Resources.Nodes, GPUsPerNode: j.Resources.GPUsPerNode,
+		MemPerNode: j.Resources.MemPerNode, Walltime: j.Resources.Walltime, Reason: j.Reason, Allocs: j.Allocs,
+		ArrayParent: j.ArrayParent}
+}
+
 // ErrSummary is returned for a malformed summary line.
 var ErrSummary = errors.New("malformed job summary")
 
@@ -82,9 +105,9 @@ func parseText(s string) string {
 	return textUnescaper.Replace(s)
 }
 
-// ParseSummaries reads summary lines back into (partial) jobs.
-func ParseSummaries(s string) ([]Job, error) {
-	out := make([]Job, strings.Count(s, "\n"))
+// ParseSummaries reads summary lines back.
+func ParseSummaries(s string) ([]JobSummary, error) {
+	out := make([]JobSummary, strings.Count(s, "\n"))
 	i := 0
 	for ; len(s) > 0; i++ {
 		line := s
@@ -94,7 +117,7 @@ func ParseSummaries(s string) ([]Job, error) {
 			s = ""
 		}
 		if i == len(out) {
-			out = append(out, Job{})
+			out = append(out, JobSummary{})
 		}
 		if err := parseSummary(line, &out[i]); err != nil {
 			return nil, fmt.Errorf("%w: line %d: %w", ErrSummary, i+1, err)
@@ -103,7 +126,7 @@ func ParseSummaries(s string) ([]Job, error) {
 	return out[:i], nil
 }
 
-func parseSummary(line string, j *Job) error {
+func parseSummary(line string, j *JobSummary) error {
 	var f [summaryFields]string
 	for i := range f {
 		k := strings.IndexByte(line, '\t')
@@ -133,12 +156,12 @@ func parseSummary(line string, j *Job) error {
 		}
 		return time.Time{}
 	}
-	j.ID, j.Name, j.Owner.User = parseText(f[0]), parseText(f[1]), parseText(f[2])
+	j.ID, j.Name, j.User = parseText(f[0]), parseText(f[1]), parseText(f[2])
 	j.State, j.Share = State(parseText(f[3])), parseText(f[4])
 	j.Used = time.Duration(num(f[5]))
 	j.StartTime, j.EndTime = tm(f[6]), tm(f[7])
-	j.Resources = Resources{Nodes: int(num(f[8])), GPUsPerNode: int(num(f[9])), MemPerNode: num(f[10]),
-		Walltime: time.Duration(num(f[11]))}
+	j.Nodes, j.GPUsPerNode, j.MemPerNode = int(num(f[8])), int(num(f[9])), num(f[10])
+	j.Walltime = time.Duration(num(f[11]))
 	j.Reason = parseText(f[12])
 	if f[13] != "" {
 		for part := range strings.SplitSeq(f[13], "+") {

@@ -23,10 +23,10 @@ func TestSummaryRoundTrip(t *testing.T) {
 			Share: "a", StartTime: start, EndTime: start.Add(time.Minute), ArrayParent: "3[].lab", Allocs: []Alloc{{Node: "cpu1"}}}},
 	}
 	var b []byte
-	var want []Job
+	var want []JobSummary
 	for _, c := range cases {
 		b = AppendSummary(b, &c.job)
-		want = append(want, c.job)
+		want = append(want, SummaryOf(&c.job))
 	}
 	got, err := ParseSummaries(string(b))
 	if err != nil {
@@ -57,8 +57,11 @@ func FuzzParseSummaries(f *testing.F) {
 			return
 		}
 		var b []byte
-		for i := range jobs {
-			b = AppendSummary(b, &jobs[i])
+		for _, js := range jobs {
+			b = AppendSummary(b, &Job{ID: js.ID, Name: js.Name, Owner: Owner{User: js.User}, State: js.State,
+				Share: js.Share, Used: js.Used, StartTime: js.StartTime, EndTime: js.EndTime,
+				Resources: Resources{Nodes: js.Nodes, GPUsPerNode: js.GPUsPerNode, MemPerNode: js.MemPerNode, Walltime: js.Walltime},
+				Reason:    js.Reason, Allocs: js.Allocs, ArrayParent: js.ArrayParent})
 		}
 		again, err := ParseSummaries(string(b))
 		if err != nil || !reflect.DeepEqual(jobs, again) {

@@ -32,7 +32,7 @@ func stateStyle(s api.State) string {
 }
 
 // timeUse is qstat's Time Use: 0 before a job first ran, else hh:mm:ss.
-func timeUse(j api.Job) string {
+func timeUse(j api.JobSummary) string {
 	if j.Used == 0 && j.StartTime.IsZero() {
 		return "0"
 	}
@@ -40,7 +40,7 @@ func timeUse(j api.Job) string {
 }
 
 // elapsed is how long the job's current (or last) run has taken.
-func elapsed(j api.Job, now time.Time) time.Duration {
+func elapsed(j api.JobSummary, now time.Time) time.Duration {
 	if j.StartTime.IsZero() {
 		return 0
 	}
@@ -71,7 +71,7 @@ func execHost(allocs []api.Alloc) string {
 }
 
 // writeJobTable writes qstat's default table, PBS's columns.
-func writeJobTable(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
+func writeJobTable(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
 	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
 		{Head: []string{"Job id"}, Width: 16, Trunc: true, Sep: "  "},
 		{Head: []string{"Name"}, Width: 16, Trunc: true},
@@ -82,7 +82,7 @@ func writeJobTable(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
 	}}
 	for _, j := range jobs {
 		t.Rows = append(t.Rows, []cell{
-			{Text: j.ID}, {Text: j.Name}, {Text: j.Owner.User}, {Text: timeUse(j)},
+			{Text: j.ID}, {Text: j.Name}, {Text: j.User}, {Text: timeUse(j)},
 			{Text: string(j.State), Style: stateStyle(j.State)}, {Text: j.Share},
 		})
 		if nodes {
@@ -92,7 +92,7 @@ func writeJobTable(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
 	return t.render(w)
 }
 
-func nodeLine(j api.Job) string {
+func nodeLine(j api.JobSummary) string {
 	if len(j.Allocs) == 0 {
 		return "   --"
 	}
@@ -101,7 +101,7 @@ func nodeLine(j api.Job) string {
 
 // writeJobTableAlt writes qstat -a: nodes, GPUs, memory, walltime,
 // elapsed time and the pending reason.
-func writeJobTableAlt(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
+func writeJobTableAlt(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
 	now := sys.now()
 	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
 		{Head: []string{"", "Job ID"}, Width: 15, Trunc: true},
@@ -117,12 +117,11 @@ func writeJobTableAlt(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
 		{Head: []string{"", "Reason"}, Width: 6},
 	}}
 	for _, j := range jobs {
-		r := j.Resources
-		n := max(r.Nodes, 1)
+		n := max(j.Nodes, 1)
 		t.Rows = append(t.Rows, []cell{
-			{Text: j.ID}, {Text: j.Owner.User}, {Text: j.Share}, {Text: j.Name},
-			{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * r.GPUsPerNode)},
-			{Text: formatSizeShort(r.MemPerNode * int64(n))}, {Text: formatHM(r.Walltime)},
+			{Text: j.ID}, {Text: j.User}, {Text: j.Share}, {Text: j.Name},
+			{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * j.GPUsPerNode)},
+			{Text: formatSizeShort(j.MemPerNode * int64(n))}, {Text: formatHM(j.Walltime)},
 			{Text: string(j.State), Style: stateStyle(j.State)},
 			{Text: formatHM(elapsed(j, now))}, {Text: j.Reason, Style: reasonStyle(j)},
 		})
@@ -133,7 +132,7 @@ func writeJobTableAlt(w io.Writer, jobs []api.Job, sys *Sys, nodes bool) error {
 	return t.render(w)
 }
 
-func reasonStyle(j api.Job) string {
+func reasonStyle(j api.JobSummary) string {
 	if j.State == api.StateFinished {
 		return styleRed
 	}

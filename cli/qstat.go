@@ -80,32 +80,39 @@ Examples:
 		if err != nil {
 			return err
 		}
-		listed := resp.Jobs
-		if filter.Summary {
-			if listed, err = api.ParseSummaries(string(resp.Summary)); err != nil {
-				return err
-			}
+		keep := func(user, parent string) bool {
+			return (len(userSet) <= 1 || slices.Contains(userSet, user)) && (subjobs || parent == "")
 		}
-		jobs := listed[:0]
-		for _, j := range listed {
-			if len(userSet) > 1 && !slices.Contains(userSet, j.Owner.User) {
-				continue
+		if full {
+			jobs := resp.Jobs[:0]
+			for _, j := range resp.Jobs {
+				if keep(j.Owner.User, j.ArrayParent) {
+					jobs = append(jobs, j)
+				}
 			}
-			if !subjobs && j.ArrayParent != "" {
-				continue
+			if format == "json" {
+				err = writeJobJSON(sys.Stdout, jobs, sys)
+			} else {
+				err = writeJobFull(sys.Stdout, jobs, sys)
 			}
-			jobs = append(jobs, j)
-		}
-		switch {
-		case full && format == "json":
-			err = writeJobJSON(sys.Stdout, jobs, sys)
-		case full:
-			err = writeJobFull(sys.Stdout, jobs, sys)
-		case len(jobs) == 0:
-		case alt:
-			err = writeJobTableAlt(sys.Stdout, jobs, sys, nodes)
-		default:
-			err = writeJobTable(sys.Stdout, jobs, sys, nodes)
+		} else {
+			rows, perr := api.ParseSummaries(string(resp.Summary))
+			if perr != nil {
+				return perr
+			}
+			kept := rows[:0]
+			for _, r := range rows {
+				if keep(r.User, r.ArrayParent) {
+					kept = append(kept, r)
+				}
+			}
+			switch {
+			case len(kept) == 0:
+			case alt:
+				err = writeJobTableAlt(sys.Stdout, kept, sys, nodes)
+			default:
+				err = writeJobTable(sys.Stdout, kept, sys, nodes)
+			}
 		}
 		if err != nil {
 			return err
