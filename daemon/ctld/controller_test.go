@@ -115,6 +115,11 @@ func TestRestartKeepsJobsAndReconciles(t *testing.T) {
 	if st := n2.expect(api.MsgStart).Start; st.Job.ID != queued {
 		t.Fatalf("after the exit the queued job starts, got %+v", st)
 	}
+	// A finished job's record (qstat -x) survives another restart.
+	tc.restart()
+	if j := tc.job(running); j.State != api.StateFinished || j.ExitStatus == nil || *j.ExitStatus != 0 || len(j.History) == 0 {
+		t.Fatalf("finished job after restart: %+v", j)
+	}
 	// Ids are never reused after a restart.
 	if next := tc.submit("a", 1, nil); next <= queued && len(next) == len(queued) {
 		t.Fatalf("id %s reused or lower than %s", next, queued)
