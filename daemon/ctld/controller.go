@@ -171,34 +171,28 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
 		"nodes", nl.Addr().String(), "jobs", len(c.jobs))
 
-	errc := make(chan error, 3)
-	go func() { errc <- serve(ctx, cl, "client", func(conn net.Conn) { c.serveClient(ctx, conn) }) }()
-	go func() { errc <- serve(ctx, nl, "node", func(conn net.Conn) { c.serveNode(ctx, conn) }) }()
+	// A listener that fails stops the controller with its error (systemd
+	// restarts it); listeners that end because ctx did report nil.
+	failed := make(chan error, 1)
+	listen := func(run func() error) {
+		if err := run(); err != nil {
+			select {
+			case failed <- err:
+			default:
+			}
+			cancel()
+		}
+	}
+	go listen(func() error { return serve(ctx, cl, "client", func(conn net.Conn) { c.serveClient(ctx, conn) }) })
+	go listen(func() error { return serve(ctx, nl, "node", func(conn net.Conn) { c.serveNode(ctx, conn) }) })
 	if addr := c.cfg.Cluster.Metrics; addr != "" {
 		ml, err := net.Listen("tcp", addr)
 		if err != nil {
 			return fmt.Errorf("metrics listen %s: %w", addr, err)
 		}
 		defer ml.Close()
-		go func() { errc <- c.met.serve(ctx, ml) }()
+		go listen(func() error { return c.met.serve(ctx, ml) })
 	}
-	// A listener that fails stops the controller (systemd restarts it);
-	// ones that end because ctx did report nil.
-	failed := make(chan error, 1)
-	go func() {
-		for {
-			select {
-			case err := <-errc:
-				if err != nil {
-					failed <- err
-					cancel()
-					return
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	if err := c.loop(ctx); err != nil {
 		return err
 	}
