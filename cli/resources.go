@@ -44,8 +44,6 @@ func (r *resSpec) overlay(o resSpec) {
 	}
 }
 
-func (r resSpec) empty() bool { return r == resSpec{} }
-
 // resources is the api form: one node unless asked otherwise.
 func (r resSpec) resources() api.Resources {
 	out := api.Resources{Nodes: 1}

@@ -253,13 +253,6 @@ func noArgs(c *ucli.Context) error {
 	return nil
 }
 
-func oneArg(c *ucli.Context, what string) (string, error) {
-	if c.NArg() != 1 {
-		return "", usagef("want one %s", what)
-	}
-	return c.Args().First(), nil
-}
-
 func printText(w io.Writer, s string) error {
 	if s == "" {
 		return nil

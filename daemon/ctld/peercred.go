@@ -104,16 +104,3 @@ func peerGroups(fd int) ([]uint32, error) {
 		return out, nil
 	}
 }
-
-// inGroup reports whether the identity has gid as primary or supplementary group.
-func (id Identity) inGroup(gid uint32) bool {
-	if id.GID == gid {
-		return true
-	}
-	for _, g := range id.Groups {
-		if g == gid {
-			return true
-		}
-	}
-	return false
-}

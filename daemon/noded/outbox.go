@@ -48,13 +48,6 @@ func (o *outbox) pop() {
 	}
 }
 
-// len is the number of reports waiting.
-func (o *outbox) len() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return len(o.msgs)
-}
-
 // supersede drops the reports a hello listing tasks already carries: that a
 // listed run is running, and a plain exit with the status the hello gives.
 // Failures to start and exits with an error text (walltime exceeded) stay:

@@ -10,7 +10,6 @@ const maxNodeGPUs = 256
 type gpuSet [maxNodeGPUs / 64]uint64
 
 func (g *gpuSet) set(i int)     { g[i>>6] |= 1 << (uint(i) & 63) }
-func (g *gpuSet) clear(i int)   { g[i>>6] &^= 1 << (uint(i) & 63) }
 func (g gpuSet) has(i int) bool { return g[i>>6]&(1<<(uint(i)&63)) != 0 }
 func (g gpuSet) isEmpty() bool  { return g == gpuSet{} }
 func (g gpuSet) andNot(o gpuSet) gpuSet {

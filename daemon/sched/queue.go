@@ -31,8 +31,6 @@ func queueLess(a, b *job) bool {
 	return a.ID < b.ID
 }
 
-func (q *queue) len() int { return q.n }
-
 func (q *queue) chunkFor(j *job) int {
 	ci := sort.Search(len(q.chunks), func(i int) bool {
 		c := q.chunks[i]

@@ -51,7 +51,6 @@ type scStep struct {
 	at       time.Time
 	expects  []scExpect
 	check    *scCheck
-	initCfg  *Config // reconfig: the configuration ConfigReplaced installs
 }
 
 type scExpect struct {

@@ -96,8 +96,6 @@ type share struct {
 	blockedPrio int // highest priority of a job blocked in this pass
 	redirty     bool
 	scanned     []*job
-	taken       int // GPUs taken as victims in the current search
-	takenGen    uint64
 }
 
 // eff is what the share holds for quota purposes as seen by others (is it
