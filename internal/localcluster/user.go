@@ -35,10 +35,10 @@ func ensureUser(name string) (*demoUser, error) {
 	u, err := user.Lookup(name)
 	created := false
 	if errors.As(err, new(user.UnknownUserError)) {
-		out, err := exec.Command("useradd", "--create-home", "--user-group", "--shell", "/bin/bash",
+		out, addErr := exec.Command("useradd", "--create-home", "--user-group", "--shell", "/bin/bash",
 			"--comment", "sharq demo user (created by make up)", name).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("create user %s: %w: %s", name, err, strings.TrimSpace(string(out)))
+		if addErr != nil {
+			return nil, fmt.Errorf("create user %s: %w: %s", name, addErr, strings.TrimSpace(string(out)))
 		}
 		created = true
 		u, err = user.Lookup(name)
