@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -52,7 +53,7 @@ func newMetrics() *metrics {
 	}
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
