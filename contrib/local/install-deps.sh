@@ -7,7 +7,8 @@
 set -euo pipefail
 need=()
 for p in containerd runc busybox-static util-linux; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+  # (a removed package still answers dpkg -s; ask for "installed")
+  [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
