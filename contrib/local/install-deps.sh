@@ -3,10 +3,13 @@
 #   containerd, runc   run the jobs' containers
 #   busybox-static     the one binary in the small local image (no registry needed)
 #   util-linux         setpriv, to run commands as another user
+#   munge, libmunge-dev  MUNGE (identity across hosts): munged for the tests,
+#                      the library and header the commands link (cgo)
+#   iproute2           ip netns and veth pairs for the multi-host test
 # Run as root. Installs nothing that is already there.
 set -euo pipefail
 need=()
-for p in containerd runc busybox-static util-linux; do
+for p in containerd runc busybox-static util-linux munge libmunge-dev iproute2; do
   # (a removed package still answers dpkg -s; ask for "installed")
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done
