@@ -102,8 +102,7 @@ func (s *Scheduler) submitted(e Submitted) error {
 	if never {
 		s.failPending(j, ReasonDependencyNeverMet)
 	} else if j.arr != nil && j.arr.remaining() == 0 {
-		s.markAllStarted(j)
-		s.checkArrayDone(j)
+		s.noIndexLeft(j)
 	}
 	return nil
 }
@@ -365,8 +364,7 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if never {
 		s.failPending(j, ReasonDependencyNeverMet)
 	} else if j.arr != nil && j.arr.remaining() == 0 {
-		s.markAllStarted(j)
-		s.checkArrayDone(j)
+		s.noIndexLeft(j)
 	}
 	return nil
 }

@@ -105,6 +105,20 @@ func (s *Scheduler) checkArrayDone(p *job) {
 	s.finish(p, makeOutcome(exit, p.everStarted, p.cancelled, false))
 }
 
+// noIndexLeft handles an array entry with no index left to start: it
+// leaves its queue (its subjobs may still run or wait as entries of their
+// own), "after" on it is met once none waits, and it finishes once none
+// runs.
+func (s *Scheduler) noIndexLeft(p *job) {
+	if p.state == Pending {
+		s.queueRemove(p)
+		p.share.pending--
+		p.state = Running
+	}
+	s.markAllStarted(p)
+	s.checkArrayDone(p)
+}
+
 // markAllStarted records that every subjob of an array has started (the
 // "after" dependency on the array is met).
 func (s *Scheduler) markAllStarted(p *job) {
@@ -126,7 +140,6 @@ func (s *Scheduler) dropIndex(p *job, idx int) {
 	kept = append(append(kept, rest[:k]...), rest[k+1:]...)
 	a.indices, a.pos = kept, 0
 	if a.remaining() == 0 {
-		s.markAllStarted(p)
-		s.checkArrayDone(p)
+		s.noIndexLeft(p)
 	}
 }

@@ -129,9 +129,11 @@ func (se *search) untake(i int) {
 }
 
 // room returns what n offers the job with the victims taken so far: GPUs,
-// CPUs and memory (-1: not accounted).
+// CPUs and memory (-1: not accounted). Free GPUs, plus the GPUs (CPUs,
+// memory) of preempting jobs no preemptor waits for (orphans, counted once:
+// by the loop over them, not also by n.orphan), plus the taken victims'.
 func (se *search) room(n *node) (int, int, int64) {
-	g := n.free + n.orphan.count()
+	g := n.free
 	cpu, mem := -1, int64(-1)
 	if n.cfg.CPUs > 0 {
 		cpu = n.cfg.CPUs - n.usedCPU - n.nomCPU

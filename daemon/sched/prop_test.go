@@ -16,13 +16,17 @@ import (
 type world struct {
 	t      *rapid.T
 	s      *Scheduler
-	cfg    Config
+	cfg    Config // the configuration now
+	cfg0   Config // the first configuration, for replay
 	log    []any // events and schedule times, for replay
 	plans  []Plan
 	ids    []JobID
 	seq    uint64
 	now    time.Time
 	shrunk bool // capacity went down at some point
+	// reloaded: the configuration changed at some point; running jobs keep
+	// what they hold, so only shares that start jobs must be within limits.
+	reloaded bool
 }
 
 func genConfig(t *rapid.T) Config {
@@ -79,10 +83,22 @@ func (w *world) jobsIn(states ...JobState) []JobID {
 	return out
 }
 
+// restartMark in the event log stands for a controller restart: the core is
+// rebuilt from what the old one reports (restore), as the controller does
+// from its spool.
+type restartMark struct{}
+
+// reloadMark in the event log is a ConfigReplaced whose configuration the
+// world also takes as its own.
+type reloadMark struct{ cfg Config }
+
 func (w *world) step(nodeEvents bool) {
-	kinds := []string{"submit", "submit", "submit", "exit", "exitvictim", "exitvictim", "cancel", "schedule", "schedule", "prio", "hold"}
+	kinds := []string{"submit", "submit", "submit", "exit", "exitvictim", "exitvictim", "cancel", "schedule", "schedule", "prio", "hold",
+		// Events aimed at the middle of a preemption: at a preemptor
+		// waiting for its victims, or at the victims' nodes.
+		"cancelpre", "holdpre", "release", "priopre", "alterpre", "reload", "restart"}
 	if nodeEvents {
-		kinds = append(kinds, "down", "up", "drain", "resume")
+		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom")
 	}
 	switch rapid.SampledFrom(kinds).Draw(w.t, "kind") {
 	case "submit":
@@ -112,17 +128,69 @@ func (w *world) step(nodeEvents bool) {
 		if len(w.ids) > 0 {
 			w.apply(Cancelled{ID: rapid.SampledFrom(w.ids).Draw(w.t, "cancel")})
 		}
+	case "cancelpre":
+		if pre := w.preemptors(); len(pre) > 0 {
+			w.apply(Cancelled{ID: rapid.SampledFrom(pre).Draw(w.t, "cancelpre")})
+		}
 	case "prio":
 		if len(w.ids) > 0 {
 			w.apply(PriorityChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "pj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np")})
+		}
+	case "priopre":
+		if pre := w.preemptors(); len(pre) > 0 {
+			w.apply(PriorityChanged{ID: rapid.SampledFrom(pre).Draw(w.t, "ppj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np")})
+		}
+	case "alterpre":
+		if pre := w.preemptors(); len(pre) > 0 {
+			id := rapid.SampledFrom(pre).Draw(w.t, "apj")
+			info, _ := w.s.Job(id)
+			w.apply(JobAltered{ID: id, Priority: info.Job.Priority})
 		}
 	case "hold":
 		if len(w.ids) > 0 {
 			w.apply(HoldChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "hj"), Set: rapid.Bool().Draw(w.t, "set"), Bit: HoldUser})
 		}
+	case "holdpre":
+		if pre := w.preemptors(); len(pre) > 0 {
+			w.apply(HoldChanged{ID: rapid.SampledFrom(pre).Draw(w.t, "hpj"), Set: true, Bit: rapid.SampledFrom([]Hold{HoldUser, HoldAdmin}).Draw(w.t, "bit")})
+		}
+	case "release":
+		var held []JobID
+		for _, id := range w.ids {
+			if info, ok := w.s.Job(id); ok && info.Job.Hold&(HoldUser|HoldAdmin) != 0 {
+				held = append(held, id)
+			}
+		}
+		if len(held) > 0 {
+			w.apply(HoldChanged{ID: rapid.SampledFrom(held).Draw(w.t, "rj"), Set: false, Bit: rapid.SampledFrom([]Hold{HoldUser, HoldAdmin}).Draw(w.t, "rbit")})
+		}
+	case "reload":
+		w.reload()
+	case "restart":
+		w.log = append(w.log, restartMark{})
+		w.s = restore(w.t, w.s, w.cfg)
 	case "down":
 		w.shrunk = true
 		w.apply(NodeDown{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	case "downvictim", "drainnom":
+		// A node that a preemption in flight uses.
+		var on []string
+		for _, id := range w.jobsIn(Preempting) {
+			info, _ := w.s.Job(id)
+			for _, a := range info.Allocs {
+				on = append(on, a.Node)
+			}
+		}
+		if len(on) == 0 {
+			break
+		}
+		w.shrunk = true
+		n := rapid.SampledFrom(on).Draw(w.t, "vnode")
+		if rapid.Bool().Draw(w.t, "downNotDrain") {
+			w.apply(NodeDown{Node: n})
+		} else {
+			w.apply(NodeDrained{Node: n})
+		}
 	case "drain":
 		w.shrunk = true
 		w.apply(NodeDrained{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
@@ -133,6 +201,97 @@ func (w *world) step(nodeEvents bool) {
 	default:
 		w.schedule()
 	}
+	if err := w.s.consistent(); err != nil {
+		w.t.Fatalf("after %T: %v\n%s", w.log[len(w.log)-1], err, w.dump())
+	}
+}
+
+// preemptors returns the pending jobs waiting for their victims to exit.
+func (w *world) preemptors() []JobID {
+	var out []JobID
+	for _, id := range w.ids {
+		if info, ok := w.s.Job(id); ok && info.State == Pending && info.Reason == ReasonPreempting {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// reload replaces the configuration: the same nodes and shares, with new
+// quotas, strategies, borrow limits, in-share preemption and retries.
+func (w *world) reload() {
+	cfg := cloneConfig(w.cfg)
+	cfg.Partitions[0].PreemptionRetries = rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(w.t, "newRetries")
+	for i := range cfg.Shares {
+		if !rapid.Bool().Draw(w.t, "changeShare") {
+			continue
+		}
+		sh := &cfg.Shares[i]
+		sh.GPUs = rapid.IntRange(0, 10).Draw(w.t, "newQuota")
+		sh.Strategy = Strategy(rapid.IntRange(0, 2).Draw(w.t, "newStrategy"))
+		sh.BorrowLimit = rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(w.t, "newBorrow")
+		sh.InSharePreemption = rapid.Bool().Draw(w.t, "newInshare")
+	}
+	if err := validate(cfg); err != nil {
+		return // a configuration the controller would refuse
+	}
+	w.log = append(w.log, reloadMark{cfg: cfg})
+	_ = w.s.Apply(ConfigReplaced{Config: cfg})
+	w.cfg = cfg
+	w.reloaded = true
+}
+
+// restore builds a new core from what old reports, as the controller does
+// after a restart: nodes as they were, every job holding GPUs adopted (a
+// preempting one as preempting, a killed one cancelled again), then every
+// pending entry submitted. Nominations are not restored: preemptors plan
+// again, their victims exit as orphans.
+func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range old.Nodes() {
+		if n.Up {
+			if err := s.Apply(NodeUp{Node: n.Name, GPUs: n.GPUs}); err != nil {
+				t.Fatalf("restore: node %s: %v", n.Name, err)
+			}
+		}
+		if n.Drained {
+			_ = s.Apply(NodeDrained{Node: n.Name})
+		}
+	}
+	ids := old.sortedIDs()
+	var killed []JobID
+	for _, id := range ids {
+		info, _ := old.Job(id)
+		if info.Job.Array != nil || info.State == Pending {
+			continue
+		}
+		if err := s.Apply(Adopted{Job: info.Job, Allocs: info.Allocs, Started: info.Started, Preempting: info.State == Preempting}); err != nil {
+			t.Fatalf("restore: adopt %s: %v", id, err)
+		}
+		if info.State == Killing {
+			killed = append(killed, id)
+		}
+	}
+	for _, id := range ids {
+		info, _ := old.Job(id)
+		if info.Job.Array == nil && info.State != Pending {
+			continue
+		}
+		jb := info.Job
+		jb.Hold &^= HoldSystem // the core sets it again if it still applies
+		if err := s.Apply(Submitted{Job: jb}); err != nil {
+			t.Fatalf("restore: submit %s: %v", id, err)
+		}
+	}
+	for _, id := range killed {
+		if err := s.Apply(Cancelled{ID: id}); err != nil {
+			t.Fatalf("restore: cancel %s: %v", id, err)
+		}
+	}
+	return s
 }
 
 // check asserts the invariants that hold after every pass.
@@ -202,17 +361,24 @@ func (w *world) check(plan Plan) {
 		}
 	}
 	preempting := len(w.jobsIn(Preempting)) > 0
+	startedIn := map[string]bool{}
+	for _, st := range plan.Starts {
+		startedIn[st.Share] = true
+	}
 	rq, nrq, nru := 0, 0, 0
 	for _, u := range w.s.Shares() {
 		sc := w.shareCfg(u.Share)
-		switch sc.Strategy {
-		case Reserve, Lend:
+		switch {
+		case w.reloaded && !startedIn[u.Share]:
+			// A new configuration may leave a share over its new limits
+			// until its jobs end; it may not start more.
+		case sc.Strategy == Reserve || sc.Strategy == Lend:
 			if u.InUse > u.Quota {
 				t.Fatalf("%v share %s holds %d GPUs, quota %d\n%s", sc.Strategy, u.Share, u.InUse, u.Quota, w.dump())
 			}
-		case LendAndBorrow:
+		case sc.Strategy == LendAndBorrow:
 			if sc.BorrowLimit >= 0 && u.InUse > u.Quota+u.Quota*sc.BorrowLimit/100 {
-				t.Fatalf("share %s holds %d GPUs, quota %d, borrow limit %d%%", u.Share, u.InUse, u.Quota, sc.BorrowLimit)
+				t.Fatalf("share %s holds %d GPUs, quota %d, borrow limit %d%%\n%s", u.Share, u.InUse, u.Quota, sc.BorrowLimit, w.dump())
 			}
 		}
 		if sc.Strategy == Reserve {
@@ -228,7 +394,7 @@ func (w *world) check(plan Plan) {
 	// flight (a victim still holds the GPUs its preemptor will take) and
 	// capacity never shrank (that may leave borrowers in place until an
 	// owner reclaims).
-	if !preempting && !w.shrunk && nru > max(capUsable-rq, nrq) {
+	if !preempting && !w.shrunk && !w.reloaded && nru > max(capUsable-rq, nrq) {
 		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d", nru, capUsable, rq, nrq)
 	}
 }
@@ -322,7 +488,7 @@ func runWorld(t *rapid.T, nodeEvents bool) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, s: s, cfg: cfg, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, n := range cfg.Nodes {
 		w.apply(NodeUp{Node: n.Name})
 	}
@@ -335,7 +501,8 @@ func runWorld(t *rapid.T, nodeEvents bool) *world {
 }
 
 func (w *world) replay() {
-	s, err := New(w.cfg)
+	cur := w.cfg0
+	s, err := New(cur)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -350,6 +517,11 @@ func (w *world) replay() {
 			k++
 		case Event:
 			_ = s.Apply(e)
+		case reloadMark:
+			_ = s.Apply(ConfigReplaced{Config: e.cfg})
+			cur = e.cfg
+		case restartMark:
+			s = restore(w.t, s, cur)
 		}
 	}
 }

@@ -1,0 +1,186 @@
+package sched
+
+import (
+	"fmt"
+	"sort"
+)
+
+// consistent recomputes the core's derived state from its jobs and
+// nominations and returns the first disagreement, or nil. The property tests
+// call it after every event and pass: it catches a nomination that holds
+// fewer GPUs than its job asked for (issue 13: the orphan GPUs counted
+// twice) at the moment it is made, not only when the job starts.
+func (s *Scheduler) consistent() error {
+	jobs := s.sortedJobs()
+	type nodeWant struct {
+		held, nominated, orphan gpuSet
+		cpu, nomCPU             int
+		mem, nomMem             int64
+	}
+	want := map[*node]*nodeWant{}
+	for _, n := range s.nodes {
+		want[n] = &nodeWant{}
+	}
+	type shareWant struct{ run, pre, nom int }
+	sw := map[*share]*shareWant{}
+	for _, sh := range s.shares {
+		sw[sh] = &shareWant{}
+	}
+	for _, j := range jobs {
+		if j.gone {
+			return fmt.Errorf("job %s: gone but still in the core", j.ID)
+		}
+		if !j.holding() {
+			continue
+		}
+		if len(j.allocs) != j.Nodes || len(j.anodes) != j.Nodes {
+			return fmt.Errorf("job %s: %d allocations for %d nodes", j.ID, len(j.allocs), j.Nodes)
+		}
+		n := 0
+		for i, a := range j.allocs {
+			nd := j.anodes[i]
+			if nd == nil || nd.cfg.Name != a.Node {
+				return fmt.Errorf("job %s: allocation %d names %s, node %v", j.ID, i, a.Node, nd)
+			}
+			if len(a.GPUs) != j.GPUsPerNode {
+				return fmt.Errorf("job %s: %d GPUs on %s, asked %d", j.ID, len(a.GPUs), a.Node, j.GPUsPerNode)
+			}
+			g := setOf(a.GPUs)
+			w := want[nd]
+			if !w.held.and(g).isEmpty() {
+				return fmt.Errorf("job %s: GPUs %v of %s held twice", j.ID, a.GPUs, a.Node)
+			}
+			w.held = w.held.or(g)
+			if j.state == Preempting && j.victimOf == nil {
+				w.orphan = w.orphan.or(g)
+			}
+			if nd.cfg.CPUs > 0 {
+				w.cpu += j.CPUsPerNode
+			}
+			if nd.cfg.MemBytes > 0 {
+				w.mem += j.MemPerNode
+			}
+			n += len(a.GPUs)
+		}
+		if j.gpuN != n {
+			return fmt.Errorf("job %s: counts %d GPUs, holds %d", j.ID, j.gpuN, n)
+		}
+		if j.state == Preempting {
+			sw[j.share].pre += n
+		} else {
+			sw[j.share].run += n
+		}
+		if nm := j.victimOf; nm != nil && !containsJob(nm.victims, j) {
+			return fmt.Errorf("job %s: victim of %s, which does not list it", j.ID, nm.j.ID)
+		}
+	}
+	for _, p := range s.parts {
+		for _, nm := range p.noms {
+			j := nm.j
+			if j.gone || j.state != Pending || j.nom != nm {
+				return fmt.Errorf("nomination of %s: job gone, not pending or not pointing back", j.ID)
+			}
+			if len(nm.allocs) != j.Nodes || len(nm.nodes) != j.Nodes {
+				return fmt.Errorf("nomination of %s: %d allocations for %d nodes", j.ID, len(nm.allocs), j.Nodes)
+			}
+			for i, a := range nm.allocs {
+				nd := nm.nodes[i]
+				if len(a.GPUs) != j.GPUsPerNode {
+					return fmt.Errorf("nomination of %s: %d GPUs on %s, asked %d", j.ID, len(a.GPUs), a.Node, j.GPUsPerNode)
+				}
+				for k := 0; k < i; k++ {
+					if nm.nodes[k] == nd {
+						return fmt.Errorf("nomination of %s: node %s twice", j.ID, a.Node)
+					}
+				}
+				g := setOf(a.GPUs)
+				w := want[nd]
+				if !w.nominated.and(g).isEmpty() {
+					return fmt.Errorf("nomination of %s: GPUs %v of %s nominated twice", j.ID, a.GPUs, a.Node)
+				}
+				if !g.andNot(nd.valid).isEmpty() {
+					return fmt.Errorf("nomination of %s: GPUs %v of %s out of range", j.ID, a.GPUs, a.Node)
+				}
+				w.nominated = w.nominated.or(g)
+				if nd.cfg.CPUs > 0 {
+					w.nomCPU += j.CPUsPerNode
+				}
+				if nd.cfg.MemBytes > 0 {
+					w.nomMem += j.MemPerNode
+				}
+				// Every nominated GPU still held is held by one of the
+				// nomination's own victims: nothing else frees it.
+				for _, v := range nd.jobs {
+					for k, x := range v.anodes {
+						if x == nd && !setOf(v.allocs[k].GPUs).and(g).isEmpty() && v.victimOf != nm {
+							return fmt.Errorf("nomination of %s: GPUs of %s are held by %s (%v), not its victim", j.ID, a.Node, v.ID, v.state)
+						}
+					}
+				}
+			}
+			for _, v := range nm.victims {
+				if v.victimOf != nm || v.state != Preempting || v.gone {
+					return fmt.Errorf("nomination of %s: victim %s is %v, victim of another", j.ID, v.ID, v.state)
+				}
+			}
+			sw[j.share].nom += j.total()
+		}
+	}
+	for _, n := range s.nodes {
+		w := want[n]
+		switch {
+		case n.held != w.held:
+			return fmt.Errorf("node %s: held %v, jobs hold %v", n.cfg.Name, n.held.list(), w.held.list())
+		case n.nominated != w.nominated:
+			return fmt.Errorf("node %s: nominated %v, nominations hold %v", n.cfg.Name, n.nominated.list(), w.nominated.list())
+		case n.orphan != w.orphan:
+			return fmt.Errorf("node %s: orphan %v, orphaned jobs hold %v", n.cfg.Name, n.orphan.list(), w.orphan.list())
+		case n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
+			return fmt.Errorf("node %s: free %d", n.cfg.Name, n.free)
+		case n.usedCPU != w.cpu || n.nomCPU != w.nomCPU || n.usedMem != w.mem || n.nomMem != w.nomMem:
+			return fmt.Errorf("node %s: cpu %d+%d mem %d+%d, jobs %d+%d %d+%d", n.cfg.Name,
+				n.usedCPU, n.nomCPU, n.usedMem, n.nomMem, w.cpu, w.nomCPU, w.mem, w.nomMem)
+		}
+	}
+	for _, sh := range s.shares {
+		w := sw[sh]
+		if sh.run != w.run || sh.pre != w.pre || sh.nom != w.nom {
+			return fmt.Errorf("share %s: run/pre/nom %d/%d/%d, jobs %d/%d/%d", sh.cfg.Name, sh.run, sh.pre, sh.nom, w.run, w.pre, w.nom)
+		}
+	}
+	for _, p := range s.parts {
+		orphans, nonR, rIdle, over := 0, 0, 0, 0
+		for _, n := range p.nodes {
+			orphans += n.orphan.count()
+		}
+		for _, sh := range s.shares {
+			if sh.part != p {
+				continue
+			}
+			e, q := sh.eff(), sh.quota()
+			if sh.reserve() {
+				rIdle += max(0, q-e)
+			} else {
+				nonR += e
+			}
+			if e > q {
+				over++
+			}
+		}
+		if p.orphans != orphans || p.nonRUsed != nonR || p.reserveIdle != rIdle || p.overQuota != over {
+			return fmt.Errorf("partition %s: orphans/nonRUsed/reserveIdle/overQuota %d/%d/%d/%d, recomputed %d/%d/%d/%d",
+				p.cfg.Name, p.orphans, p.nonRUsed, p.reserveIdle, p.overQuota, orphans, nonR, rIdle, over)
+		}
+	}
+	return nil
+}
+
+// sortedIDs returns the ids of the core's jobs in id order.
+func (s *Scheduler) sortedIDs() []JobID {
+	ids := make([]JobID, 0, len(s.jobs))
+	for id := range s.jobs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	return ids
+}
