@@ -18,7 +18,7 @@ type world struct {
 	s      *Scheduler
 	cfg    Config // the configuration now
 	cfg0   Config // the first configuration, for replay
-	log    []any // events and schedule times, for replay
+	log    []any  // events and schedule times, for replay
 	plans  []Plan
 	ids    []JobID
 	seq    uint64
