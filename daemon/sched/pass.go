@@ -224,7 +224,8 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	}
-	if sh.reserve() || g+sh.reservedQ <= p.slack() {
+	fitsPool := sh.reserve() || g+sh.reservedQ <= p.slack()
+	if fitsPool {
 		if allocs, nodes, ok := s.place(p, j); ok {
 			s.started(sh, j)
 			s.start(j, allocs, nodes)
@@ -234,7 +235,15 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	if s.tryPreempt(p, sh, j) {
 		return false
 	}
-	s.blocked(sh, j, ReasonResources)
+	r := ReasonResources
+	if !fitsPool && g <= p.slack() {
+		// Only the pool room reserved for a blocked job ahead of it in its
+		// share stops it.
+		if _, _, ok := s.place(p, j); ok {
+			r = ReasonPriority
+		}
+	}
+	s.blocked(sh, j, r)
 	sh.reservedQ += g
 	sh.blockedWQ = true
 	return false

@@ -475,8 +475,8 @@ func (w *world) checkLiveness() {
 		}
 		for n, r := range room {
 			if r >= g && size[n] >= g && info.Reason != ReasonPriority {
-				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim",
-					id, g, u.Share, u.InUse, u.Quota, info.Reason, n)
+				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim\n%s",
+					id, g, u.Share, u.InUse, u.Quota, info.Reason, n, w.dump())
 			}
 		}
 	}
