@@ -53,6 +53,10 @@ type Partition struct {
 	PreemptGrace      time.Duration
 	MaxWalltime       time.Duration // 0 = no limit
 	PreemptionRetries int           // sched.Unlimited (-1) = no limit
+	// Confinement of the partition's jobs on the nodes (see SECURITY.md).
+	PidsLimit           int64  // most processes and threads per job and node; 0 = no limit
+	AllowUserNamespaces bool   // jobs may create user namespaces (rootless container tools)
+	Network             string // NetworkHost or NetworkNone
 }
 
 // Node is one node of a [[node]] block.
@@ -95,6 +99,9 @@ const (
 	DefaultContainerdSocket  = "/run/containerd/containerd.sock"
 	DefaultNamespace         = "sharq"
 	DefaultPreemptGrace      = 30 * time.Second
+	DefaultPidsLimit         = 8192
+	NetworkHost              = "host" // a partition's jobs share the node's network
+	NetworkNone              = "none" // each job has its own empty network namespace
 	DefaultPriority          = 100
 	MaxPriority              = 9999
 )

@@ -76,7 +76,8 @@ func TestGoodConfigs(t *testing.T) {
 			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq"}) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
-			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, PreemptionRetries: -1}}
+			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, PreemptionRetries: -1,
+				PidsLimit: DefaultPidsLimit, Network: NetworkHost}}
 			if !reflect.DeepEqual(c.Partitions, wantP) {
 				t.Errorf("partitions = %+v", c.Partitions)
 			}
@@ -109,8 +110,11 @@ func TestGoodConfigs(t *testing.T) {
 			p := c.Partition("a100")
 			if p == nil || !reflect.DeepEqual(p.Nodes, []string{"a1", "a2", "a3", "a7", "b5"}) ||
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
-				p.DefaultImage != "reg.example/img:1" {
+				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone {
 				t.Errorf("a100 = %+v", p)
+			}
+			if p := c.Partition("cpu"); p.PidsLimit != DefaultPidsLimit || p.AllowUserNamespaces || p.Network != NetworkHost {
+				t.Errorf("cpu partition's confinement defaults: %+v", p)
 			}
 			var names []string
 			for _, n := range c.Nodes {

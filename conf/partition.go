@@ -23,7 +23,10 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 	seen := map[string]*partBlock{}
 	var out []*partBlock
 	for _, t := range ts {
-		p := &partBlock{t: t, Partition: Partition{PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited}}
+		p := &partBlock{t: t, Partition: Partition{
+			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited,
+			PidsLimit: DefaultPidsLimit, Network: NetworkHost,
+		}}
 		if name, ok := t.str("name"); ok {
 			p.Name = name
 			t.ctx = "partition " + quote(name)
@@ -57,7 +60,23 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("preemption_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}
-		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries")
+		if n, ok := t.integer("pids_limit"); ok {
+			p.PidsLimit = int64(n)
+			if n < 0 {
+				t.errf("pids_limit", "%d is negative (0 means no limit)", n)
+			}
+		}
+		if b, ok := t.boolean("allow_user_namespaces"); ok {
+			p.AllowUserNamespaces = b
+		}
+		if s, ok := t.str("network"); ok {
+			p.Network = s
+			if s != NetworkHost && s != NetworkNone {
+				t.errf("network", "%q is not %q or %q", s, NetworkHost, NetworkNone)
+			}
+		}
+		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries",
+			"pids_limit", "allow_user_namespaces", "network")
 		out = append(out, p)
 	}
 	return out

@@ -47,6 +47,9 @@ type Spec struct {
 	Devices []string // host device nodes the job may open (its GPUs and the shared control devices)
 	CPUs    int      // CPU limit; 0 = none
 	Memory  int64    // bytes; 0 = none
+	Pids    int64    // most processes and threads at once; 0 = no limit
+	UserNS  bool     // the job may create user (and other) namespaces
+	Network string   // NetworkHost ("" too) or NetworkNone
 }
 
 // Mount is a bind mount.

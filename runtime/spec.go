@@ -80,6 +80,10 @@ func validate(s Spec) error {
 		return bad("negative limit")
 	case s.Run < 0:
 		return bad("negative run")
+	case s.Pids < 0:
+		return bad("negative pids limit")
+	case !validNetwork(s.Network):
+		return bad("network %q (want %q or %q)", s.Network, NetworkHost, NetworkNone)
 	}
 	for _, m := range s.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Dest) {
@@ -109,7 +113,6 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 		withGroups(s.GID, s.Groups),
 		oci.WithNoNewPrivileges,
 		withNoPrivileges(s.UID),
-		oci.WithHostNamespace(specs.NetworkNamespace),
 		withHostFiles("/etc/hosts", "/etc/resolv.conf"),
 		withRlimits(h.nofile, h.memlock),
 	}
@@ -151,6 +154,8 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 		shm = s.Memory / 2
 	}
 	opts = append(opts, oci.WithDevShmSize(max(shm, minShm)>>10))
+
+	opts = append(opts, confineOpts(s)...)
 
 	if hook, ok := nvidiaHook(h); ok {
 		opts = append(opts, hook)

@@ -99,10 +99,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	log.Info("inventory", "gpus", len(inv.GPUs), "source", inv.Source, "cpus", inv.CPUs, "mem_bytes", inv.MemBytes)
 
+	var part conf.Partition // zero for a node no partition names: no limits
+	if p := o.Config.Partition(nodeCfg.Partition); p != nil {
+		part = *p
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
-		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot,
+		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot, part: part,
 		log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()

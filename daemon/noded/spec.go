@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"sharq/api"
+	"sharq/conf"
 	"sharq/runtime"
 )
 
@@ -29,6 +30,7 @@ type specInput struct {
 	ExtraDevices   []string  // control devices GPU jobs get when they exist
 	JobDir         string    // the job's node directory (script, node file)
 	CheckpointRoot string
+	Partition      conf.Partition // the node's: pids limit, user namespaces, network
 }
 
 // prepareSpec checks a start order, writes the job's script and node file
@@ -115,6 +117,9 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		Devices: devices,
 		CPUs:    j.Resources.CPUsPerNode,
 		Memory:  j.Resources.MemPerNode,
+		Pids:    in.Partition.PidsLimit,
+		UserNS:  in.Partition.AllowUserNamespaces,
+		Network: in.Partition.Network,
 	}, nil
 }
 

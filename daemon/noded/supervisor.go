@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 	"sharq/runtime"
 )
 
@@ -49,6 +50,7 @@ type supervisor struct {
 	gpus     []api.GPU // inventory
 	extra    []string  // extra devices of GPU jobs
 	ckptRoot string
+	part     conf.Partition // the node's partition: job confinement
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
@@ -115,7 +117,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	spec, err := prepareSpec(o, specInput{
 		Node: s.node, GPUs: s.gpus, ExtraDevices: s.extra,
-		JobDir: s.store.jobDir(id), CheckpointRoot: s.ckptRoot,
+		JobDir: s.store.jobDir(id), CheckpointRoot: s.ckptRoot, Partition: s.part,
 	})
 	if err != nil {
 		s.store.drop(id)

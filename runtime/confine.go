@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/containerd/containerd/v2/contrib/seccomp"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Confinement of a job beyond its user's rights (see SECURITY.md):
+//
+//   - a pids limit (Spec.Pids): a fork bomb fills its own cgroup, not the
+//     node's process table;
+//   - containerd's default seccomp profile (contrib/seccomp, the same as
+//     Docker's): no kernel keyrings, no bpf, no perf_event_open, no mount
+//     and, since jobs never hold CAP_SYS_ADMIN, no clone/unshare/setns of
+//     new namespaces — so no new user namespace, in which an unprivileged
+//     process would hold every capability. A partition that runs rootless
+//     container tools (apptainer, podman) sets allow_user_namespaces, and
+//     its jobs get the namespace system calls back (withUserNamespaces);
+//   - the network (Spec.Network): the host's (the default) or a new,
+//     empty network namespace with only a loopback interface.
+
+// Networks of Spec.Network.
+const (
+	NetworkHost = "host" // the node's network namespace (default, "")
+	NetworkNone = "none" // a new network namespace: loopback only
+)
+
+// nsSyscalls are the system calls of namespaces and of mounting in them,
+// which the default profile gives only to CAP_SYS_ADMIN holders.
+var nsSyscalls = []string{
+	"clone", "clone3", "unshare", "setns",
+	"mount", "umount", "umount2", "mount_setattr", "move_mount", "open_tree",
+	"fsopen", "fsconfig", "fsmount", "fspick",
+	"sethostname", "setdomainname",
+}
+
+// confineOpts are the options of s's confinement; they come after the
+// capabilities are set (the seccomp profile depends on them).
+func confineOpts(s Spec) []oci.SpecOpts {
+	opts := []oci.SpecOpts{seccomp.WithDefaultProfile()}
+	if s.UserNS {
+		opts = append(opts, withUserNamespaces)
+	}
+	if s.Pids > 0 {
+		opts = append(opts, oci.WithPidsLimit(s.Pids))
+	}
+	if s.Network == NetworkNone {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace}))
+	} else {
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
+	}
+	return opts
+}
+
+// withUserNamespaces lets the job create namespaces (rootless containers):
+// the default profile's rules that refuse clone with namespace flags and
+// clone3 (ENOSYS, so that glibc falls back to clone) give way to an allow
+// rule. The job holds no capability in the node's own namespaces still.
+func withUserNamespaces(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Linux == nil || s.Linux.Seccomp == nil {
+		return fmt.Errorf("user namespaces: no seccomp profile to amend")
+	}
+	sc := s.Linux.Seccomp
+	sc.Syscalls = slices.DeleteFunc(sc.Syscalls, func(r specs.LinuxSyscall) bool {
+		return slices.ContainsFunc(r.Names, func(n string) bool { return n == "clone" || n == "clone3" }) &&
+			(len(r.Args) > 0 || r.Action != specs.ActAllow)
+	})
+	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{Names: slices.Clone(nsSyscalls), Action: specs.ActAllow})
+	return nil
+}
+
+// validNetwork tells whether n is a Spec.Network.
+func validNetwork(n string) bool { return n == "" || n == NetworkHost || n == NetworkNone }
