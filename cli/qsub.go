@@ -126,8 +126,12 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 				o.vars = append(o.vars, vs...)
 				return err
 			})},
-		&ucli.BoolFlag{Name: "V", Usage: "export the whole current environment to the job", Destination: &o.allEnv, DisableDefaultText: true},
-		&ucli.BoolFlag{Name: "h", Usage: "submit the job held (qrls releases it)", Destination: &o.hold, DisableDefaultText: true},
+		// Not Destination: urfave resets a destination to false whenever
+		// it parses, and parseDirective parses once per #PBS line.
+		&ucli.BoolFlag{Name: "V", Usage: "export the whole current environment to the job", DisableDefaultText: true,
+			Action: setTrue(&o.allEnv)},
+		&ucli.BoolFlag{Name: "h", Usage: "submit the job held (qrls releases it)", DisableDefaultText: true,
+			Action: setTrue(&o.hold)},
 		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's)",
 			Value: strValue(&o.image, nonEmpty)},
 		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
@@ -157,6 +161,14 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		})})
 	}
 	return fl
+}
+
+// setTrue is a boolean option's action: given, it sets *dst; never clears it.
+func setTrue(dst *bool) func(*ucli.Context, bool) error {
+	return func(_ *ucli.Context, v bool) error {
+		*dst = *dst || v
+		return nil
+	}
 }
 
 func nonEmpty(s string) error {

@@ -93,6 +93,19 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
+			name:  "-V and -h survive later directives",
+			args:  []string{"job.sh"},
+			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -V\n#PBS -h\n#PBS -N later\n#PBS -l ngpus=1\nrun\n"},
+			want: func(dir string, j *api.Job) {
+				j.Script = "#!/bin/sh\n#PBS -V\n#PBS -h\n#PBS -N later\n#PBS -l ngpus=1\nrun\n"
+				j.Name, j.Hold = "later", "u"
+				j.Resources.GPUsPerNode = 1
+				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
+					j.Env[k] = v
+				}
+			},
+		},
+		{
 			name: "stdin", stdin: "#PBS -l ngpus=1\nnvidia-smi\n",
 			want: func(dir string, j *api.Job) {
 				j.Name, j.Script = "STDIN", "#PBS -l ngpus=1\nnvidia-smi\n"
