@@ -109,7 +109,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 				o.prio = &p
 				return err
 			})},
-		&ucli.GenericFlag{Name: "o", Usage: "stdout `PATH` (default: $PBS_O_WORKDIR/NAME.oSEQ; a directory gets that file name)",
+		&ucli.GenericFlag{Name: "o", Usage: "stdout `PATH` (default: $PBS_O_WORKDIR/NAME.oSEQ; a directory, or a path ending in /, gets that file name; ^array_index^ is the subjob index)",
 			Value: strValue(&o.out, nonEmpty)},
 		&ucli.GenericFlag{Name: "e", Usage: "stderr `PATH` (default: $PBS_O_WORKDIR/NAME.eSEQ)",
 			Value: strValue(&o.errPath, nonEmpty)},
@@ -489,14 +489,18 @@ func absPath(dir, p string) string {
 }
 
 // outputPath resolves a -o/-e value: a PBS "host:" prefix is dropped, a
-// relative path is made absolute against dir, and an existing directory
+// relative path is made absolute against dir, and a directory (a path
+// ending in "/", whether it exists yet or not, or an existing directory)
 // gets a trailing slash, which tells the controller to put the default file
-// name (NAME.oSEQ) in it.
+// name (NAME.oSEQ, as PBS names it) in it.
 func outputPath(dir, p string) string {
 	if host, rest, ok := strings.Cut(p, ":"); ok && host != "" && !strings.Contains(host, "/") && rest != "" {
 		p = rest
 	}
 	abs := absPath(dir, p)
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || p == "." {
+		return strings.TrimSuffix(abs, "/") + "/"
+	}
 	if st, err := os.Stat(abs); err == nil && st.IsDir() {
 		return strings.TrimSuffix(abs, "/") + "/"
 	}

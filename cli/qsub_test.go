@@ -144,6 +144,21 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
+			name: "output directory that does not exist yet", args: []string{"-o", "logs/", "-e", "/var/tmp/errs/", "job.sh"},
+			files: map[string]string{"job.sh": testScript},
+			want: func(dir string, j *api.Job) {
+				j.Stdout, j.Stderr = filepath.Join(dir, "logs")+"/", "/var/tmp/errs/"
+			},
+		},
+		{
+			name: "array index placeholder", args: []string{"-J", "1-3", "-o", "logs/out.^array_index^.txt", "job.sh"},
+			files: map[string]string{"job.sh": testScript},
+			want: func(dir string, j *api.Job) {
+				j.Stdout = filepath.Join(dir, "logs/out.^array_index^.txt")
+				j.ArrayIndices = "1-3"
+			},
+		},
+		{
 			name: "other directive prefix", args: []string{"-C", "#SQ", "job.sh"}, files: map[string]string{"job.sh": "#PBS -N no\n#SQ -N yes\nrun\n"},
 			want: func(dir string, j *api.Job) { j.Name, j.Script = "yes", "#PBS -N no\n#SQ -N yes\nrun\n" },
 		},

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,8 +138,19 @@ func newSubjob(parent *job, id string, i int) *job {
 	return j
 }
 
-// subjobPath gives each subjob its own output file: NAME.o12 -> NAME.o12.7.
-func subjobPath(p string, i int) string { return fmt.Sprintf("%s.%d", p, i) }
+// arrayIndexPlaceholder in a -o or -e path is PBS's stand-in for the
+// subjob's index.
+const arrayIndexPlaceholder = "^array_index^"
+
+// subjobPath gives each subjob its own output file: the index replaces
+// ^array_index^ where the path has it (out.^array_index^.log ->
+// out.7.log), else it is appended (NAME.o12 -> NAME.o12.7).
+func subjobPath(p string, i int) string {
+	if strings.Contains(p, arrayIndexPlaceholder) {
+		return strings.ReplaceAll(p, arrayIndexPlaceholder, strconv.Itoa(i))
+	}
+	return fmt.Sprintf("%s.%d", p, i)
+}
 
 // startOrder is the order a node needs to run its part of j.
 func (c *Controller) startOrder(j *job, nodes []string) api.StartOrder {
