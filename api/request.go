@@ -43,9 +43,19 @@ type Request struct {
 // Seq, ID and the times.
 type SubmitSpec struct {
 	Job Job `json:"job"`
-	// Priority is qsub -p; nil means the share's priority_default.
+	// Priority is sharq's own priority (0..9999); nil means the share's
+	// priority_default.
 	Priority *int `json:"priority,omitempty"`
+	// PBSPriority is qsub -p, on PBS's scale (MinPBSPriority..MaxPBSPriority,
+	// 0 = the share's default); the controller maps it onto sharq's.
+	PBSPriority *int `json:"pbs_priority,omitempty"`
 }
+
+// PBS's priority range (qsub -p, qalter -p).
+const (
+	MinPBSPriority = -1024
+	MaxPBSPriority = 1023
+)
 
 // StatFilter selects jobs for qstat.
 type StatFilter struct {
@@ -60,12 +70,14 @@ type StatFilter struct {
 
 // AlterSpec is what qalter or sharqctl job priority changes; nil fields stay.
 type AlterSpec struct {
-	ID        string         `json:"id"`
-	Priority  *int           `json:"priority,omitempty"`
-	Walltime  *time.Duration `json:"walltime,omitempty"`
-	Name      *string        `json:"name,omitempty"`
-	Deps      *[]Dep         `json:"deps,omitempty"`
-	NotBefore *time.Time     `json:"not_before,omitempty"`
+	ID       string `json:"id"`
+	Priority *int   `json:"priority,omitempty"` // sharq's scale (sharqctl job priority)
+	// PBSPriority is qalter -p, on PBS's scale, as SubmitSpec.PBSPriority.
+	PBSPriority *int           `json:"pbs_priority,omitempty"`
+	Walltime    *time.Duration `json:"walltime,omitempty"`
+	Name        *string        `json:"name,omitempty"`
+	Deps        *[]Dep         `json:"deps,omitempty"`
+	NotBefore   *time.Time     `json:"not_before,omitempty"`
 }
 
 // Response answers one Request. Error is set when the request failed

@@ -22,14 +22,14 @@ name, dependencies (-W depend= with an empty list removes them all) or the time
 before which they do not start.
 
 Examples:
-   qalter -p 500 123
+   qalter -p -100 123
    qalter -l walltime=24:00:00 123 124
    qalter -W depend=afterok:120 123
    qalter -a 0600 123`)
 	app.Flags = []ucli.Flag{
-		&ucli.GenericFlag{Name: "p", Usage: "new `PRIORITY`, 0 to 9999", Value: funcValue(func(s string) error {
-			p, err := parsePriority(s)
-			spec.Priority = &p
+		&ucli.GenericFlag{Name: "p", Usage: "new `PRIORITY`, PBS's -1024..1023 (0: the share's default)", Value: funcValue(func(s string) error {
+			p, err := parsePBSPriority(s)
+			spec.PBSPriority = &p
 			return err
 		})},
 		&ucli.GenericFlag{Name: "l", Usage: "new walltime: walltime=`TIME` (hh:mm:ss); other resources cannot change", Value: funcValue(func(s string) error {
@@ -76,7 +76,7 @@ Examples:
 		if c.NArg() == 0 {
 			return usagef("no job id given")
 		}
-		if spec.Priority == nil && spec.Walltime == nil && spec.Name == nil && spec.Deps == nil && spec.NotBefore == nil {
+		if spec.PBSPriority == nil && spec.Walltime == nil && spec.Name == nil && spec.Deps == nil && spec.NotBefore == nil {
 			return usagef("nothing to change: give -p, -l walltime=, -N, -W depend= or -a")
 		}
 		ids, err := expandJobIDs(c.Args().Slice())

@@ -89,16 +89,17 @@ func TestQalter(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{name: "priority", args: []string{"-p", "500", "123"}, want: []api.AlterSpec{{ID: "123", Priority: ptr(500)}}},
+		{name: "priority", args: []string{"-p", "500", "123"}, want: []api.AlterSpec{{ID: "123", PBSPriority: ptr(500)}}},
+		{name: "negative priority", args: []string{"-p", "-3", "123"}, want: []api.AlterSpec{{ID: "123", PBSPriority: ptr(-3)}}},
 		{name: "walltime two jobs", args: []string{"-l", "walltime=24:00:00", "123", "124"},
 			want: []api.AlterSpec{{ID: "123", Walltime: ptr(24 * time.Hour)}, {ID: "124", Walltime: ptr(24 * time.Hour)}}},
 		{name: "everything", args: []string{"-p", "1", "-N", "renamed", "-W", "depend=afterok:120", "-a", "1800", "5.lab"},
-			want: []api.AlterSpec{{ID: "5.lab", Priority: ptr(1), Name: ptr("renamed"), Deps: &d, NotBefore: ptr(time.Date(2026, 3, 1, 18, 0, 0, 0, time.UTC))}}},
+			want: []api.AlterSpec{{ID: "5.lab", PBSPriority: ptr(1), Name: ptr("renamed"), Deps: &d, NotBefore: ptr(time.Date(2026, 3, 1, 18, 0, 0, 0, time.UTC))}}},
 		{name: "clear deps", args: []string{"-W", "depend=", "5"}, want: []api.AlterSpec{{ID: "5", Deps: &[]api.Dep{}}}},
 		{name: "nothing", args: []string{"5"}, code: ExitUsage, stderr: "nothing to change"},
 		{name: "no id", args: []string{"-p", "5"}, code: ExitUsage, stderr: "no job id given"},
 		{name: "other resource", args: []string{"-l", "ngpus=4", "5"}, code: ExitUsage, stderr: "only walltime can be altered"},
-		{name: "bad priority", args: []string{"-p", "-3", "5"}, code: ExitUsage, stderr: "0 to 9999"},
+		{name: "bad priority", args: []string{"-p", "1024", "5"}, code: ExitUsage, stderr: "-1024 to 1023"},
 		{name: "bad W", args: []string{"-W", "grace=5", "5"}, code: ExitUsage, stderr: `unknown attribute "grace"`},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,10 +23,11 @@ import (
 // a script) asked for; nil or empty fields were not given.
 type qsubOpts struct {
 	name, queue, out, errPath, join, image, prefix *string
+	workDir                                        *string // Torque's -d
 	prio                                           *int
 	res                                            resSpec
 	vars                                           []envVar
-	allEnv, hold                                   bool
+	allEnv, hold, quiet                            bool
 	grace                                          *time.Duration
 	block                                          *bool
 	deps                                           *[]api.Dep
@@ -38,7 +40,7 @@ type qsubOpts struct {
 func (q *qsubOpts) overlay(o *qsubOpts) {
 	for _, p := range []struct{ dst, src **string }{
 		{&q.name, &o.name}, {&q.queue, &o.queue}, {&q.out, &o.out}, {&q.errPath, &o.errPath},
-		{&q.join, &o.join}, {&q.image, &o.image}, {&q.prefix, &o.prefix},
+		{&q.join, &o.join}, {&q.image, &o.image}, {&q.prefix, &o.prefix}, {&q.workDir, &o.workDir},
 	} {
 		if *p.src != nil {
 			*p.dst = *p.src
@@ -51,6 +53,7 @@ func (q *qsubOpts) overlay(o *qsubOpts) {
 	q.vars = append(q.vars, o.vars...)
 	q.allEnv = q.allEnv || o.allEnv
 	q.hold = q.hold || o.hold
+	q.quiet = q.quiet || o.quiet
 	if o.grace != nil {
 		q.grace = o.grace
 	}
@@ -74,6 +77,14 @@ func (q *qsubOpts) overlay(o *qsubOpts) {
 var qsubIgnored = map[string]string{
 	"m": "mail events", "M": "mail users", "r": "rerunnable (sharq reruns preempted jobs anyway)",
 	"A": "account", "P": "project", "S": "shell (the script's #! line is used)",
+	"c": "checkpoint interval (sharq asks for a checkpoint at preemption, in $SHARQ_CHECKPOINT_DIR)",
+	"k": "keep output on the execution host (sharq writes it in place)",
+}
+
+// qsubRefused are PBS/Torque options that sharq cannot honour; a script
+// that needs them is refused, with the reason.
+var qsubRefused = map[string]string{
+	"I": "interactive jobs", "X": "X11 forwarding", "f": "foreground submission",
 }
 
 func strValue(dst **string, check func(string) error) funcValue {
@@ -94,18 +105,18 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 	fl := []ucli.Flag{
 		&ucli.GenericFlag{Name: "N", Usage: "job `NAME` (default: the script's file name, STDIN, or the command's name)",
 			Value: strValue(&o.name, validJobName)},
-		&ucli.GenericFlag{Name: "q", Usage: "`SHARE` (PBS queue) to submit to (default: the controller's default share)",
+		&ucli.GenericFlag{Name: "q", Usage: "`SHARE` (PBS queue) to submit to, or SHARE@SERVER where SERVER is this cluster (default: the partition's or cluster's default_share)",
 			Value: strValue(&o.queue, func(s string) error {
-				if s == "" || strings.ContainsAny(s, " \t\n/") {
+				if s == "" || strings.ContainsAny(s, " \t\n/") || strings.Count(s, "@") > 1 {
 					return fmt.Errorf("%q is not a share name", s)
 				}
 				return nil
 			})},
 		&ucli.GenericFlag{Name: "l", Usage: "`RESOURCES`, per node: ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00; nodes: select=2:ngpus=8 or nodes=2:gpus=8:ppn=16 (repeatable)",
 			Value: funcValue(func(s string) error { return parseResourceList(s, &o.res) })},
-		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY` within the share, 0 (default) to 9999",
+		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY` within the share, PBS's -1024..1023 (0: the share's default; above it needs an admin)",
 			Value: funcValue(func(s string) error {
-				p, err := parsePriority(s)
+				p, err := parsePBSPriority(s)
 				o.prio = &p
 				return err
 			})},
@@ -136,12 +147,13 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			Value: strValue(&o.image, nonEmpty)},
 		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
 			Value: funcValue(func(s string) error { return parseQsubW(s, o) })},
-		&ucli.GenericFlag{Name: "J", Usage: "array job `RANGE` start-end[:step][%max], e.g. 0-99%10 ($PBS_ARRAY_INDEX in each subjob)",
-			Value: funcValue(func(s string) error {
-				idx, m, err := ParseArray(s)
-				o.array = &arraySpec{Indices: idx, Max: m}
-				return err
-			})},
+		&ucli.GenericFlag{Name: "J", Usage: "array job `RANGE` start-end[:step][%max], e.g. 0-99%10 ($PBS_ARRAY_INDEX in each subjob; -t is Torque's name for it)",
+			Value: arrayValue(o)},
+		// Not an alias of -J: urfave copies an alias's value through
+		// String(), which a funcValue does not keep.
+		&ucli.GenericFlag{Name: "t", Hidden: true, Value: arrayValue(o)},
+		&ucli.GenericFlag{Name: "d", Usage: "working `DIR` of the job (Torque; default: the current directory). It is also $PBS_O_WORKDIR and where the default output files go",
+			Value: strValue(&o.workDir, nonEmpty)},
 		&ucli.GenericFlag{Name: "a", Usage: "do not start before `TIME` [[[[CC]YY]MM]DD]hhmm[.SS], local time (2330: today or tomorrow at 23:30)",
 			Value: funcValue(func(s string) error {
 				t, err := ParseDateTime(s, sys.now(), sys.loc())
@@ -153,7 +165,13 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		fl = append(fl, &ucli.GenericFlag{Name: "C", Usage: "directive `PREFIX` (default: $PBS_DPREFIX or #PBS; \"\" reads no directives)",
 			Value: strValue(&o.prefix, nil)})
 	}
-	for _, n := range []string{"A", "M", "P", "S", "m", "r"} {
+	for n, what := range qsubRefused {
+		fl = append(fl, &ucli.BoolFlag{Name: n, Hidden: true, Action: func(*ucli.Context, bool) error {
+			return usagef("-%s (%s) is not supported", n, what)
+		}})
+	}
+	fl = append(fl, &ucli.BoolFlag{Name: "z", Usage: "do not print the job id", DisableDefaultText: true, Action: setTrue(&o.quiet)})
+	for _, n := range []string{"A", "M", "P", "S", "m", "r", "c", "k"} {
 		n := n
 		fl = append(fl, &ucli.GenericFlag{Name: n, Hidden: true, Value: funcValue(func(string) error {
 			o.ignored = append(o.ignored, n)
@@ -161,6 +179,15 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		})})
 	}
 	return fl
+}
+
+// arrayValue parses -J (and Torque's -t) into o.
+func arrayValue(o *qsubOpts) funcValue {
+	return func(s string) error {
+		idx, m, err := ParseArray(s)
+		o.array = &arraySpec{Indices: idx, Max: m}
+		return err
+	}
 }
 
 // setTrue is a boolean option's action: given, it sets *dst; never clears it.
@@ -178,6 +205,17 @@ func nonEmpty(s string) error {
 	return nil
 }
 
+// parsePBSPriority parses qsub and qalter's -p: PBS's scale, which the
+// controller maps onto sharq's around the share's default.
+func parsePBSPriority(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < api.MinPBSPriority || p > api.MaxPBSPriority {
+		return 0, fmt.Errorf("%q: want a priority from %d to %d (0 is the share's default)", s, api.MinPBSPriority, api.MaxPBSPriority)
+	}
+	return p, nil
+}
+
+// parsePriority parses sharq's own priority (sharqctl job priority).
 func parsePriority(s string) (int, error) {
 	p, err := strconv.Atoi(s)
 	if err != nil || p < 0 || p > 9999 {
@@ -315,8 +353,90 @@ Examples:
 		args = []string{"qsub"}
 	}
 	valueOpts, boolOpts := flagKinds(app.Flags)
-	pre = append([]string{args[0]}, splitAttached(args[1:], valueOpts, boolOpts)...)
-	return run(ctx, app, sys, pre)
+	// Torque takes options after the script name too.
+	pre = append([]string{args[0]}, splitAttached(hoistOptions(args[1:], valueOpts), valueOpts, boolOpts)...)
+	err := app.RunContext(ctx, pre)
+	var ue usageError
+	if errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
+		// Name every bad option, not only the first.
+		if all := optionProblems(sys, pre[1:], true); len(all) > 1 {
+			err = usageError{errors.Join(all...)}
+		}
+	}
+	return report(sys, app.Name, err)
+}
+
+// hoistOptions moves the options after a script name before it, as Torque
+// reads them (qsub job.sh -l ngpus=1); after "--" nothing moves, since it
+// is the command's.
+func hoistOptions(args []string, valueOpts map[string]bool) []string {
+	var opts, operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(append(opts, operands...), args[i:]...)
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			operands = append(operands, a)
+		default:
+			opts = append(opts, a)
+			if valueOpts[strings.TrimLeft(a, "-")] && i+1 < len(args) {
+				i++
+				opts = append(opts, args[i])
+			}
+		}
+	}
+	return append(opts, operands...)
+}
+
+// optionGroups splits split-up arguments (splitAttached's output) into one
+// group per option with its value, and one per operand.
+func optionGroups(args []string, valueOpts map[string]bool) [][]string {
+	var out [][]string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		g := []string{a}
+		name, _, hasEq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && valueOpts[name] && !hasEq && i+1 < len(args) {
+			i++
+			g = append(g, args[i])
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// optionProblems parses args one option at a time into a scratch struct and
+// returns every option's error. It runs only after a parse failed, to list
+// all the problems at once.
+func optionProblems(sys *Sys, args []string, cmdline bool) []error {
+	var scratch qsubOpts
+	flags := qsubFlags(&scratch, sys, cmdline)
+	valueOpts, _ := flagKinds(flags)
+	var out []error
+	for _, g := range optionGroups(args, valueOpts) {
+		if !strings.HasPrefix(g[0], "-") || g[0] == "-" {
+			if !cmdline {
+				out = append(out, fmt.Errorf("unexpected %q (a directive holds options only)", g[0]))
+			}
+			continue
+		}
+		app := newApp(sys, "qsub", "", "", "")
+		app.Writer, app.ErrWriter = io.Discard, io.Discard
+		app.Flags = qsubFlags(&scratch, sys, cmdline)
+		app.Action = func(*ucli.Context) error { return nil }
+		if err := app.Run(append([]string{"qsub"}, g...)); err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				err = ue.err
+			}
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 // flagKinds tells the options that take a value from those that do not.
@@ -389,10 +509,21 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
+		var problems []error
 		for _, d := range dirs {
 			if err := parseDirective(sys, opts, d); err != nil {
-				return fmt.Errorf("%s line %d: %s %s: %w", label, d.Line, prefix, strings.Join(d.Args, " "), err)
+				where := fmt.Sprintf("%s line %d: %s %s", label, d.Line, prefix, strings.Join(d.Args, " "))
+				all := optionProblems(sys, d.Args, false)
+				if len(all) < 2 {
+					all = []error{err}
+				}
+				for _, e := range all {
+					problems = append(problems, fmt.Errorf("%s: %w", where, e))
+				}
 			}
+		}
+		if len(problems) > 0 {
+			return errors.Join(problems...)
 		}
 	}
 	opts.overlay(cmd)
@@ -407,11 +538,14 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	if opts.queue != nil {
 		job.Share = *opts.queue
 	}
-	if opts.prio != nil {
-		job.Priority = *opts.prio // shown back; the controller takes SubmitSpec.Priority
-	}
 	job.Resources = opts.res.resources()
-	job.Env = jobEnv(sys.Environ, opts.allEnv, opts.vars, sys.Dir, sys.Host)
+	if opts.workDir != nil {
+		job.WorkDir = absPath(sys.Dir, *opts.workDir)
+	}
+	job.Env = jobEnv(sys.Environ, opts.allEnv, opts.vars, job.WorkDir, sys.Host)
+	if opts.workDir != nil {
+		job.Env["PBS_O_INITDIR"] = job.WorkDir
+	}
 	if opts.out != nil {
 		job.Stdout = outputPath(sys.Dir, *opts.out)
 	}
@@ -445,14 +579,16 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		job.ArrayIndices, job.ArrayMax = opts.array.Indices, opts.array.Max
 	}
 
-	resp, err := call(ctx, sys, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job, Priority: opts.prio}})
+	resp, err := call(ctx, sys, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job, PBSPriority: opts.prio}})
 	if err != nil {
 		return err
 	}
 	if resp.JobID == "" {
 		return errors.New("sharqctld accepted the job but returned no job id")
 	}
-	fmt.Fprintln(sys.Stdout, resp.JobID)
+	if !opts.quiet {
+		fmt.Fprintln(sys.Stdout, resp.JobID)
+	}
 	if opts.block != nil && *opts.block {
 		return waitJob(ctx, sys, resp.JobID)
 	}

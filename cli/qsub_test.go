@@ -56,7 +56,7 @@ func TestQsubJob(t *testing.T) {
 				"-a", "2330", "job.sh"},
 			files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.Job) {
-				j.Name, j.Share, j.Priority = "train", "vision", 50
+				j.Name, j.Share = "train", "vision"
 				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour}
 				j.Stdout, j.Stderr = filepath.Join(dir, "out/train.log"), "/tmp/err.log"
 				j.Env["A"], j.Env["CUDA_HOME"], j.Env["NOPE"] = "1", "/opt/cuda", ""
@@ -71,7 +71,7 @@ func TestQsubJob(t *testing.T) {
 			args:  []string{"job.sh"},
 			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"},
 			want: func(dir string, j *api.Job) {
-				j.Name, j.Share, j.Priority = "fromdir", "research", 7
+				j.Name, j.Share = "fromdir", "research"
 				j.Script = "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 8, CPUsPerNode: 32, Walltime: time.Hour}
 				j.Join, j.Stdout, j.Stderr = "oe", filepath.Join(dir, "logs"), filepath.Join(dir, "logs")
@@ -159,6 +159,43 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
+			name: "torque options", args: []string{"-t", "0-9%2", "-d", "sub", "-l", "wd", "-l", "nodes=1:ppn=4,wd", "-q", "research@lab", "job.sh"},
+			files: map[string]string{"job.sh": testScript, "sub/.keep": ""},
+			want: func(dir string, j *api.Job) {
+				j.ArrayIndices, j.ArrayMax, j.Share = "0-9", 2, "research@lab"
+				j.WorkDir = filepath.Join(dir, "sub")
+				j.Env["PBS_O_WORKDIR"], j.Env["PBS_O_INITDIR"] = j.WorkDir, j.WorkDir
+				j.Resources.CPUsPerNode = 4
+			},
+		},
+		{
+			name: "options after the script", args: []string{"job.sh", "-N", "after", "-lngpus=2", "-V"},
+			files: map[string]string{"job.sh": testScript},
+			want: func(dir string, j *api.Job) {
+				j.Name = "after"
+				j.Resources.GPUsPerNode = 2
+				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
+					j.Env[k] = v
+				}
+			},
+		},
+		{
+			name: "options after the command stay the command's", args: []string{"-N", "c", "--", "/bin/echo", "-N", "x"},
+			want: func(dir string, j *api.Job) {
+				j.Name, j.Script, j.Command = "c", "", []string{"/bin/echo", "-N", "x"}
+			},
+		},
+		{
+			name: "torque directives", args: []string{"job.sh"},
+			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"},
+			want: func(dir string, j *api.Job) {
+				j.Script = "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"
+				j.ArrayIndices = "1-4"
+				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 1, CPUsPerNode: 2}
+			},
+			stderr: "qsub: warning: -k (keep output",
+		},
+		{
 			name: "other directive prefix", args: []string{"-C", "#SQ", "job.sh"}, files: map[string]string{"job.sh": "#PBS -N no\n#SQ -N yes\nrun\n"},
 			want: func(dir string, j *api.Job) { j.Name, j.Script = "yes", "#PBS -N no\n#SQ -N yes\nrun\n" },
 		},
@@ -231,6 +268,41 @@ func TestQsubJob(t *testing.T) {
 	}
 }
 
+// TestQsubPriority checks -p travels on PBS's scale, for the controller to
+// map around the share's default.
+func TestQsubPriority(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want *int
+	}{
+		{"none", []string{"job.sh"}, nil},
+		{"above", []string{"-p", "1", "job.sh"}, ptr(1)},
+		{"negative", []string{"-p", "-1024", "job.sh"}, ptr(-1024)},
+		{"attached", []string{"-p-5", "job.sh"}, ptr(-5)},
+		{"top", []string{"-p", "1023", "job.sh"}, ptr(1023)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTestSys(t)
+			ts.rec.reply = func(api.Request) (*api.Response, error) { return &api.Response{V: 1, JobID: "12.lab"}, nil }
+			if err := os.WriteFile(filepath.Join(ts.Dir, "job.sh"), []byte(testScript), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code := Qsub(context.Background(), append([]string{"qsub"}, tt.args...), ts.Sys); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, ts.err)
+			}
+			spec := ts.rec.reqs[0].Submit
+			if spec.Priority != nil {
+				t.Errorf("sharq-scale priority %d sent", *spec.Priority)
+			}
+			if !reflect.DeepEqual(spec.PBSPriority, tt.want) {
+				t.Errorf("PBS priority %v, want %v", spec.PBSPriority, tt.want)
+			}
+		})
+	}
+}
+
 func TestQsubErrors(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -243,7 +315,8 @@ func TestQsubErrors(t *testing.T) {
 		{name: "unknown option", args: []string{"-x", "job.sh"}, code: ExitUsage, stderr: "qsub: flag provided but not defined: -x\nTry 'qsub --help'"},
 		{name: "bad resource", args: []string{"-l", "ngpus=many", "job.sh"}, code: ExitUsage, stderr: `invalid value "ngpus=many" for flag -l: bad resource ngpus=many: want a whole number`},
 		{name: "unknown resource", args: []string{"-l", "place=scatter", "job.sh"}, code: ExitUsage, stderr: `unknown resource (known: ngpus, ncpus, mem, walltime, select, nodes)`},
-		{name: "priority range", args: []string{"-p", "10000", "job.sh"}, code: ExitUsage, stderr: "want a priority from 0 to 9999"},
+		{name: "priority above PBS's range", args: []string{"-p", "1024", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023 (0 is the share's default)"},
+		{name: "priority below PBS's range", args: []string{"-p", "-1025", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023"},
 		{name: "bad name", args: []string{"-N", "a b", "job.sh"}, code: ExitUsage, stderr: "no blanks"},
 		{name: "bad join", args: []string{"-j", "xy", "job.sh"}, code: ExitUsage, stderr: "want oe, eo or n"},
 		{name: "unknown W", args: []string{"-W", "umask=022", "job.sh"}, code: ExitUsage, stderr: `unknown attribute "umask" (supported: block, depend, grace)`},
@@ -253,6 +326,17 @@ func TestQsubErrors(t *testing.T) {
 		{name: "bad array", args: []string{"-J", "5-1", "job.sh"}, code: ExitUsage, stderr: "start is after end"},
 		{name: "bad time", args: []string{"-a", "25:00", "job.sh"}, code: ExitUsage, stderr: "bad date-time"},
 		{name: "bad variable", args: []string{"-v", "9X=1", "job.sh"}, code: ExitUsage, stderr: "is not a variable name"},
+		{name: "every bad option at once", args: []string{"-l", "ngpus=x", "-p", "5000", "-N", "ok", "-j", "zz", "job.sh"}, code: ExitUsage,
+			stderr: "qsub: invalid value \"ngpus=x\" for flag -l: bad resource ngpus=x: want a whole number of at least 0\n" +
+				"invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
+				"invalid value \"zz\" for flag -j: \"zz\": want oe, eo or n\n"},
+		{name: "every bad directive at once", args: []string{"job.sh"}, code: ExitFailure,
+			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -l ngpus=x -p 5000\n#PBS -N ok\n#PBS -I\nrun\n"},
+			stderr: "qsub: job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"ngpus=x\" for flag -l: bad resource ngpus=x: want a whole number of at least 0\n" +
+				"job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
+				"job.sh line 4: #PBS -I: -I (interactive jobs) is not supported\n"},
+		{name: "interactive", args: []string{"-I", "job.sh"}, code: ExitUsage, stderr: "-I (interactive jobs) is not supported"},
+		{name: "torque array list", args: []string{"-t", "1,3,5", "job.sh"}, code: ExitUsage, stderr: `bad array range "1,3,5": want start-end`},
 		{name: "missing script", args: []string{"nope.sh"}, code: ExitFailure, stderr: "qsub: reading script: open"},
 		{name: "empty script", args: []string{"job.sh"}, files: map[string]string{"job.sh": "\n  \n"}, code: ExitFailure, stderr: "script job.sh is empty"},
 		{name: "binary script", args: []string{"a.out"}, files: map[string]string{"a.out": "\x7fELF\x00\x01"}, code: ExitFailure, stderr: "binary file; to run a program, use qsub [options] -- a.out"},

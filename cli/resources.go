@@ -79,6 +79,9 @@ func parseResourceList(s string, r *resSpec) error {
 		key, val, ok := strings.Cut(item, "=")
 		key = strings.ToLower(strings.TrimSpace(key))
 		val = strings.TrimSpace(val)
+		if !ok && key == "wd" {
+			continue // Torque's -l wd: jobs start in $PBS_O_WORKDIR anyway
+		}
 		if !ok || key == "" {
 			return fmt.Errorf("%w %q: want key=value (known: %s)", ErrBadResource, item, knownResources)
 		}

@@ -104,9 +104,10 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	if d, ok := t.duration("history", c.History); ok {
 		c.History = d
 	}
+	c.DefaultShare = t.strDefault("default_share", "") // checked against the shares by config
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
-		"metrics", "checkpoint_root")
+		"metrics", "checkpoint_root", "default_share")
 	return c
 }
 

@@ -34,6 +34,9 @@ type Cluster struct {
 	History           time.Duration // how long finished jobs are kept
 	Metrics           string        // host:port for Prometheus /metrics; "" = off
 	CheckpointRoot    string        // per-job checkpoint directories live below it
+	// DefaultShare takes the jobs submitted without -q (PBS's
+	// default_queue); "" refuses them.
+	DefaultShare string
 }
 
 // TLS reports whether the node connection uses TLS.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -111,6 +112,13 @@ func (l *loader) config(doc map[string]any) *Config {
 		cfg.Shares = append(cfg.Shares, s.Share)
 	}
 	l.checkQuotas(parts, nodes, shares)
+	if d := cfg.Cluster.DefaultShare; d != "" && cfg.Share(d) == nil {
+		var names []string
+		for _, s := range cfg.Shares {
+			names = append(names, s.Name)
+		}
+		ct.errf("default_share", "%q is not a [[share]] (shares: %s)", d, strings.Join(names, ", "))
+	}
 	return cfg
 }
 

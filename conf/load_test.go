@@ -100,7 +100,7 @@ func TestGoodConfigs(t *testing.T) {
 			cl := c.Cluster
 			if cl.Name != "big-0" || cl.Listen != "[::]:7000" || cl.Controller != "[::1]:7000" ||
 				cl.Metrics != ":9120" || cl.History != 36*time.Hour || cl.NodeTimeout != time.Minute ||
-				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" ||
+				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" || cl.DefaultShare != "x" ||
 				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) {
 				t.Errorf("cluster = %+v", cl)
 			}

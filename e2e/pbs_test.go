@@ -127,7 +127,8 @@ func TestDependenciesHoldsAndBeginTime(t *testing.T) {
 	if _, errOut, err := c.runAs(alice, "qalter", "-W", "depend=afterok:"+b, a); err == nil || !strings.Contains(errOut, "cycle") {
 		t.Fatalf("cycle accepted: %v %s", err, errOut)
 	}
-	if _, errOut, err := c.runAs(alice, "qalter", "-p", "50", "-N", "renamed", a); err != nil {
+	// PBS's -512 is half way down from the share's default, 100.
+	if _, errOut, err := c.runAs(alice, "qalter", "-p", "-512", "-N", "renamed", a); err != nil {
 		t.Fatalf("qalter: %v %s", err, errOut)
 	}
 	if p, n := c.field(a, "Priority"), c.field(a, "Job_Name"); p != "50" || n != "renamed" {

@@ -57,12 +57,12 @@ func TestInSharePreemption(t *testing.T) {
 	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares, grace: "20s"})
 	c.script("train.sh", checkpointScript)
 	c.script("urgent.sh", "echo urgent\n")
-	low := c.qsub("-q", "b", "-N", "low", "-p", "10", "-l", "ngpus=4", "train.sh")
+	low := c.qsub("-q", "b", "-N", "low", "-p", "-900", "-l", "ngpus=4", "train.sh")
 	c.waitState(low, "R", 20*time.Second)
 	out := "low.o" + strings.TrimSuffix(low, ".e2e")
 	c.eventually(20*time.Second, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
 	// Another job of the same priority must not preempt it ...
-	same := c.qsub("-q", "b", "-N", "same", "-p", "10", "-l", "ngpus=4", "train.sh")
+	same := c.qsub("-q", "b", "-N", "same", "-p", "-900", "-l", "ngpus=4", "train.sh")
 	c.waitState(same, "R", 20*time.Second) // it borrows the 4 idle GPUs of share a
 	// ... a higher-priority job of the share does. The share is over its
 	// quota (8 > 4), so it cannot reclaim across shares: in-share

@@ -219,6 +219,20 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		return &api.Error{Code: api.CodeInvalidState, Message: "Request invalid for state of job " + j.ID, ID: j.ID}
 	}
 	admin := c.auth.isAdmin(id)
+	if a.PBSPriority != nil {
+		if a.Priority != nil {
+			return badRequest("alter: priority given on both scales")
+		}
+		def := 0
+		if sh := c.cfg.Share(j.Share); sh != nil {
+			def = sh.PriorityDefault
+		}
+		p, err := pbsPriority(*a.PBSPriority, def)
+		if err != nil {
+			return badRequest(err.Error())
+		}
+		a.Priority = &p
+	}
 	if a.Priority != nil {
 		p := *a.Priority
 		sh := c.cfg.Share(j.Share)

@@ -3,6 +3,7 @@ package ctld
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -23,7 +24,10 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if spec.Priority != nil {
 		j.Priority = *spec.Priority
 	}
-	if e := c.checkSubmit(id, j); e != nil {
+	if spec.PBSPriority != nil && spec.Priority != nil {
+		return "", badRequest("submit: priority given on both scales")
+	}
+	if e := c.checkSubmit(id, j, spec.PBSPriority); e != nil {
 		return "", e
 	}
 	seq, err := c.allocSeq()
@@ -76,14 +80,14 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 }
 
 // checkSubmit enforces the rules a user must follow; errors say what to fix.
-func (c *Controller) checkSubmit(id Identity, j *job) *api.Error {
+func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if id.UID == 0 {
 		return &api.Error{Code: api.CodePermission, Message: "jobs are not run as root: submit as a regular user"}
 	}
-	sh := c.cfg.Share(j.Share)
-	if j.Share == "" {
-		return badRequest("no queue given (-q SHARE); shares: " + strings.Join(c.shareNames(), ", "))
+	if e := c.resolveShare(id, j); e != nil {
+		return e
 	}
+	sh := c.cfg.Share(j.Share)
 	if sh == nil {
 		return badRequest(fmt.Sprintf("unknown queue %q; shares: %s", j.Share, strings.Join(c.shareNames(), ", ")))
 	}
@@ -95,6 +99,13 @@ func (c *Controller) checkSubmit(id Identity, j *job) *api.Error {
 	}
 	p := c.cfg.Partition(sh.Partition)
 	j.Partition = p.Name
+	if pbsPrio != nil {
+		p, err := pbsPriority(*pbsPrio, sh.PriorityDefault)
+		if err != nil {
+			return badRequest(err.Error())
+		}
+		j.Priority = p
+	}
 	if j.Priority < 0 {
 		j.Priority = sh.PriorityDefault
 	}
@@ -169,6 +180,51 @@ func (c *Controller) allocSeq() (uint64, error) {
 	s := c.nextSeq
 	c.nextSeq++
 	return s, nil
+}
+
+// resolveShare turns qsub -q into a share name: SHARE@SERVER is SHARE
+// when SERVER is this cluster (its name, or the controller's host name), and
+// no -q (or -q @SERVER) is the cluster's default_share. Without one, the
+// error names the shares id may use.
+func (c *Controller) resolveShare(id Identity, j *job) *api.Error {
+	name, server, hasServer := strings.Cut(j.Share, "@")
+	if hasServer && !c.isThisServer(server) {
+		return badRequest(fmt.Sprintf("queue %q is on server %q, not on this cluster (%s)", j.Share, server, c.cfg.Cluster.Name))
+	}
+	if name == "" {
+		name = c.cfg.Cluster.DefaultShare
+	}
+	if name == "" {
+		var mine []string
+		for _, s := range c.cfg.Shares {
+			if s.Enabled && (c.auth.isAdmin(id) || c.auth.shares[s.Name].admits(id)) {
+				mine = append(mine, s.Name)
+			}
+		}
+		switch len(mine) {
+		case 0:
+			return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("no queue given (-q SHARE), the cluster has no default_share, and user %s may submit to no share", id.User)}
+		case 1:
+			return badRequest(fmt.Sprintf("no queue given and the cluster has no default_share: use -q %s", mine[0]))
+		}
+		return badRequest("no queue given and the cluster has no default_share: use -q SHARE, one of " + strings.Join(mine, ", "))
+	}
+	j.Share = name
+	return nil
+}
+
+// isThisServer tells whether a PBS server name (qsub -q SHARE@SERVER) is
+// this cluster: its name, or the controller host's name, short or full.
+func (c *Controller) isThisServer(server string) bool {
+	if server == "" || server == c.cfg.Cluster.Name {
+		return true
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return false
+	}
+	short, _, _ := strings.Cut(host, ".")
+	return strings.EqualFold(server, host) || strings.EqualFold(server, short)
 }
 
 func (c *Controller) shareNames() []string {
