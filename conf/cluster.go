@@ -52,6 +52,20 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	} else {
 		c.Controller = controllerFor(c.Listen)
 	}
+	c.Spool = t.strDefault("spool", SpoolBolt)
+	if c.Spool != SpoolBolt && c.Spool != SpoolEtcd {
+		t.errf("spool", "%q is not a spool backend (%q or %q)", c.Spool, SpoolBolt, SpoolEtcd)
+	}
+	if ctls, ok := t.strings("controllers"); ok {
+		for _, a := range ctls {
+			c.Controllers = append(c.Controllers, t.dialAddress("controllers", a))
+		}
+		if len(ctls) == 0 {
+			t.errf("controllers", "is empty")
+		}
+	} else {
+		c.Controllers = []string{c.Controller}
+	}
 	if m, ok := t.str("metrics"); ok && m != "" {
 		c.Metrics = t.address("metrics", "", false)
 	}
@@ -107,7 +121,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	c.DefaultShare = t.strDefault("default_share", "") // checked against the shares by config
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
-		"metrics", "checkpoint_root", "default_share")
+		"metrics", "checkpoint_root", "default_share", "spool", "controllers")
 	return c
 }
 
@@ -163,6 +177,22 @@ func (t *table) address(key, def string, dial bool) string {
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			t.errf(key, "%q does not name a host to connect to", a)
 		}
+	}
+	return a
+}
+
+// dialAddress checks a, one element of key, as a host:port to dial.
+func (t *table) dialAddress(key, a string) string {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		t.errf(key, "%q is not a host:port address", a)
+		return a
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		t.errf(key, "%q: port must be a number from 1 to 65535", a)
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		t.errf(key, "%q does not name a host to connect to", a)
 	}
 	return a
 }

@@ -11,6 +11,7 @@ import (
 type Config struct {
 	File       string // path it was loaded from
 	Cluster    Cluster
+	Etcd       Etcd // used when Cluster.Spool is SpoolEtcd
 	Runtime    Runtime
 	Partitions []Partition
 	Nodes      []Node // expanded: one entry per node name, in file order
@@ -37,6 +38,13 @@ type Cluster struct {
 	// DefaultShare takes the jobs submitted without -q (PBS's
 	// default_queue); "" refuses them.
 	DefaultShare string
+
+	// Spool is the job store: SpoolBolt (default) or SpoolEtcd.
+	Spool string
+	// Controllers are the node addresses (host:port) of every controller
+	// of an HA cluster, in the order node daemons try them; by default
+	// just Controller.
+	Controllers []string
 }
 
 // TLS reports whether the node connection uses TLS.

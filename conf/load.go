@@ -76,6 +76,8 @@ func (l *loader) config(doc map[string]any) *Config {
 		cfg.Cluster = l.cluster(ct, true)
 	}
 
+	cfg.Etcd = l.etcd(root.subtable("etcd", "etcd"), cfg.Cluster.Name, cfg.Cluster.Spool)
+
 	rt := root.subtable("runtime", "runtime")
 	if rt == nil {
 		rt = l.table([]string{"runtime"}, "runtime", nil)
@@ -85,7 +87,7 @@ func (l *loader) config(doc map[string]any) *Config {
 	partTables := root.tables("partition")
 	nodeTables := root.tables("node")
 	shareTables := root.tables("share")
-	root.unknown("cluster", "runtime", "partition", "node", "share")
+	root.unknown("cluster", "etcd", "runtime", "partition", "node", "share")
 
 	// An absent or empty array is reported here; a value of another
 	// kind was reported by tables.

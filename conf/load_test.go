@@ -69,6 +69,8 @@ func TestGoodConfigs(t *testing.T) {
 				NodeTimeout:       30 * time.Second,
 				History:           168 * time.Hour,
 				CheckpointRoot:    DefaultCheckpointRoot,
+				Spool:             SpoolBolt,
+				Controllers:       []string{"127.0.0.1:6820"},
 			}
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
@@ -94,6 +96,18 @@ func TestGoodConfigs(t *testing.T) {
 				Users: []string{"*"}, Enabled: true, PriorityDefault: 100}}
 			if !reflect.DeepEqual(c.Shares, wantS) {
 				t.Errorf("shares = %+v", c.Shares)
+			}
+		}},
+		{"etcd.toml", func(t *testing.T, c *Config) {
+			want := Etcd{Endpoints: []string{"https://e1:2379", "https://e2:2379", "https://e3:2379"},
+				Prefix: "/sharq/ha/", SessionTTL: 5 * time.Second, Timeout: 2 * time.Second,
+				TLSCert: "/etc/sharq/etcd.pem", TLSKey: "/etc/sharq/etcd-key.pem", TLSCA: "/etc/sharq/etcd-ca.pem",
+				MaxTxnOps: 128, MaxRequestBytes: 3 << 19}
+			if !reflect.DeepEqual(c.Etcd, want) || !c.Etcd.TLS() {
+				t.Errorf("etcd\n got %+v\nwant %+v", c.Etcd, want)
+			}
+			if c.Cluster.Spool != SpoolEtcd || !reflect.DeepEqual(c.Cluster.Controllers, []string{"ctl1:6820", "ctl2:6820", "ctl3:6820"}) {
+				t.Errorf("cluster spool %q controllers %v", c.Cluster.Spool, c.Cluster.Controllers)
 			}
 		}},
 		{"full.toml", func(t *testing.T, c *Config) {

@@ -203,6 +203,9 @@ func (b *Bolt) Put(ctx context.Context, recs ...Record) error {
 		if err != nil {
 			return err
 		}
+		if err := CheckSize(r); err != nil {
+			return err
+		}
 		if num := binary.BigEndian.Uint64(k); num > maxNum {
 			maxNum = num
 		}

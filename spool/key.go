@@ -150,3 +150,7 @@ func idFromKey(k []byte) (string, error) {
 	}
 	return id, nil
 }
+
+// IDFromKey is the inverse of SortKey; a key that is not the SortKey of an
+// id gives an error wrapping ErrCorrupt.
+func IDFromKey(k []byte) (string, error) { return idFromKey(k) }

@@ -68,6 +68,9 @@ func (m *Memory) Put(ctx context.Context, recs ...Record) error {
 		if err != nil {
 			return err
 		}
+		if err := CheckSize(r); err != nil {
+			return err
+		}
 		keys[i] = string(k)
 	}
 	if err := m.lock(ctx); err != nil {

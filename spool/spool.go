@@ -3,6 +3,7 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -23,8 +24,9 @@ type Spool interface {
 	NextIDs(ctx context.Context, n int) (uint64, error)
 	// Put writes recs atomically in one transaction and syncs before it
 	// returns. A record with an existing id replaces it. Ids that do not
-	// parse (see SortKey) fail the whole Put with ErrBadID. Put of no records
-	// is a no-op.
+	// parse (see SortKey) fail the whole Put with ErrBadID, records above
+	// MaxRecordSize with ErrTooLarge, before anything is written. Put of no
+	// records is a no-op.
 	Put(ctx context.Context, recs ...Record) error
 	// Delete removes the records with these ids in one transaction; ids
 	// that are not stored are ignored.
@@ -64,7 +66,26 @@ var (
 	ErrSchema = errors.New("unsupported spool schema")
 	// ErrCorrupt: a stored value does not decode.
 	ErrCorrupt = errors.New("corrupt spool record")
+	// ErrTooLarge: a record's data is larger than MaxRecordSize.
+	ErrTooLarge = errors.New("job record too large")
+	// ErrUnavailable: the store refuses writes or does not answer (an
+	// etcd cluster without quorum or out of space); nothing was
+	// acknowledged.
+	ErrUnavailable = errors.New("spool unavailable")
 )
+
+// MaxRecordSize bounds a record's Data in every backend, so that a job one
+// backend takes fits every other (etcd takes at most 1.5 MiB per request).
+const MaxRecordSize = 1 << 20
+
+// CheckSize fails with an error wrapping ErrTooLarge when r's data is above
+// MaxRecordSize.
+func CheckSize(r Record) error {
+	if len(r.Data) > MaxRecordSize {
+		return fmt.Errorf("spool: job %s: record of %d bytes is above the %d byte limit: %w", r.ID, len(r.Data), MaxRecordSize, ErrTooLarge)
+	}
+	return nil
+}
 
 // scanPage is how many records Scan reads per transaction (or lock hold).
 const scanPage = 1024

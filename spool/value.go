@@ -97,3 +97,11 @@ func splitFinishedKey(k []byte) (time.Time, []byte, error) {
 	}
 	return time.Unix(sec, int64(nsec)), k[12:], nil
 }
+
+// EncodeValue is the stored form of r (without its id) that every persistent
+// backend writes: the header above, then Data.
+func EncodeValue(r Record) []byte { return encodeValue(r) }
+
+// DecodeValue is the inverse of EncodeValue for the record id; Data is
+// copied. A value that does not decode gives an error wrapping ErrCorrupt.
+func DecodeValue(id string, v []byte) (Record, error) { return decodeValue(id, v) }

@@ -35,6 +35,8 @@ func Run(t *testing.T, f Factory) {
 		{"Overwrite", c.overwrite},
 		{"PutBadIDIsAtomic", c.putBadIDIsAtomic},
 		{"BadIDs", c.badIDs},
+		{"TooLargeIsAtomic", c.tooLargeIsAtomic},
+		{"PutManyLargeRecords", c.putManyLarge},
 		{"GetNotFound", c.getNotFound},
 		{"DataIsCopied", c.dataIsCopied},
 		{"Delete", c.delete},
@@ -202,6 +204,42 @@ func (c *suite) putBadIDIsAtomic(t *testing.T) {
 		t.Errorf("error %q does not name the id", err)
 	}
 	wantMissing(t, s, "1.lab")
+}
+
+func (c *suite) tooLargeIsAtomic(t *testing.T) {
+	s := c.open(t)
+	max := spool.Record{ID: "2.lab", Data: bytes.Repeat([]byte("m"), spool.MaxRecordSize)}
+	mustPut(t, s, max)
+	wantGet(t, s, max)
+	big := spool.Record{ID: "3.lab", Data: bytes.Repeat([]byte("b"), spool.MaxRecordSize+1)}
+	err := s.Put(ctx, rec("1.lab", time.Time{}), big)
+	if !errors.Is(err, spool.ErrTooLarge) {
+		t.Fatalf("Put of a %d byte record: err = %v, want ErrTooLarge", len(big.Data), err)
+	}
+	if !strings.Contains(err.Error(), "3.lab") {
+		t.Errorf("error %q does not name the id", err)
+	}
+	wantMissing(t, s, "1.lab")
+	wantMissing(t, s, "3.lab")
+}
+
+// putManyLarge puts more bytes in one Put than one etcd request takes.
+func (c *suite) putManyLarge(t *testing.T) {
+	s := c.open(t)
+	var recs []spool.Record
+	for i := 1; i <= 12; i++ {
+		recs = append(recs, spool.Record{ID: fmt.Sprintf("%d.lab", i), Data: bytes.Repeat([]byte{byte('a' + i)}, 300<<10)})
+	}
+	mustPut(t, s, recs...)
+	got := scanAll(t, s)
+	if len(got) != len(recs) {
+		t.Fatalf("Scan saw %d records, want %d", len(got), len(recs))
+	}
+	for i := range got {
+		if !sameRecord(got[i], recs[i]) {
+			t.Fatalf("record %d differs after a Put of %d bytes", i, 12*300<<10)
+		}
+	}
 }
 
 func (c *suite) badIDs(t *testing.T) {
