@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"sharq/jobid"
+
 	"math"
 	"reflect"
 	"strings"
@@ -137,7 +139,7 @@ func FuzzExpandJobIDs(f *testing.F) {
 		}
 		if len(ids) > 1 {
 			for _, id := range ids {
-				if !jobIDPattern.MatchString(id) {
+				if _, err := jobid.Parse(id); err != nil {
 					t.Fatalf("%q expanded to %q, not a job id", s, id)
 				}
 			}

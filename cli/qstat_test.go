@@ -198,7 +198,7 @@ func TestQstatErrors(t *testing.T) {
 		{name: "F without f", args: []string{"-F", "json"}, code: ExitUsage, stderr: "-F json goes with -f"},
 		{name: "bad format", args: []string{"-f", "-F", "xml"}, code: ExitUsage, stderr: "the only format is json"},
 		{name: "a and f", args: []string{"-a", "-f"}, code: ExitUsage, stderr: "do not go together"},
-		{name: "bad range", args: []string{"5[9-1]"}, code: ExitUsage, stderr: "empty range"},
+		{name: "bad range", args: []string{"5[9-1]"}, code: ExitUsage, stderr: "start is after end"},
 		{name: "unknown share", args: []string{"-Q", "nope"}, code: ExitFailure, stderr: "qstat: Unknown queue nope",
 			reply: &api.Response{Shares: sampleShares()}},
 	}

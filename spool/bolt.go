@@ -14,6 +14,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"sharq/jobid"
 )
 
 // schemaVersion is the layout this package writes and understands:
@@ -174,7 +176,7 @@ func (b *Bolt) NextIDs(ctx context.Context, n int) (uint64, error) {
 	err = b.db.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		first = binary.BigEndian.Uint64(meta.Get(keyNext))
-		if uint64(n) > maxNumber-first {
+		if uint64(n) > jobid.MaxSeq-first {
 			return fmt.Errorf("spool: NextIDs(%d): job numbers exhausted at %d", n, first)
 		}
 		return meta.Put(keyNext, u64(first+uint64(n)))

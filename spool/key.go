@@ -3,17 +3,17 @@ package spool
 import (
 	"encoding/binary"
 	"fmt"
-	"strconv"
-	"strings"
+
+	"sharq/jobid"
 )
 
 // Job ids have the form NUM, NUM[], NUM[IDX] each optionally followed by
 // .SERVER: "123.lab", "123[].lab" (array parent), "123[7].lab" (subjob 7).
-// NUM and IDX are decimal without leading zeros, below 2^63.
+// NUM and IDX are decimal without leading zeros, below 2^63; package jobid
+// parses them.
 const (
-	keyFixed  = 16  // job number (8) + sub (8)
-	maxIDLen  = 255 // bytes
-	maxNumber = 1<<63 - 1
+	keyFixed  = 16 // job number (8) + sub (8)
+	maxIDLen  = jobid.MaxIDLen
 	subPlain  = 0 // "123"
 	subParent = 1 // "123[]"
 	subOffset = 2 // "123[i]" is stored as i+subOffset
@@ -43,81 +43,20 @@ func JobNumber(id string) (uint64, error) {
 	return num, err
 }
 
-func badID(id, why string) error {
-	return fmt.Errorf("spool: job id %q: %s: %w", id, why, ErrBadID)
-}
-
-func parseID(id string) (num, sub uint64, suffix string, err error) {
-	if id == "" {
-		return 0, 0, "", badID(id, "empty")
-	}
-	if len(id) > maxIDLen {
-		return 0, 0, "", badID(id, "too long")
-	}
-	rest := id
-	numStr, rest := leadingDigits(rest)
-	num, err = parseDecimal(numStr)
+func parseID(s string) (num, sub uint64, suffix string, err error) {
+	id, err := jobid.Parse(s)
 	if err != nil {
-		return 0, 0, "", badID(id, "job number: "+err.Error())
+		return 0, 0, "", fmt.Errorf("spool: %w: %w", ErrBadID, err)
 	}
-	sub = subPlain
-	if strings.HasPrefix(rest, "[") {
-		end := strings.IndexByte(rest, ']')
-		if end < 0 {
-			return 0, 0, "", badID(id, "unclosed [")
-		}
-		idxStr := rest[1:end]
-		rest = rest[end+1:]
-		if idxStr == "" {
-			sub = subParent
-		} else {
-			idx, err := parseDecimal(idxStr)
-			if err != nil {
-				return 0, 0, "", badID(id, "array index: "+err.Error())
-			}
-			sub = idx + subOffset
-		}
-	}
-	switch {
-	case rest == "":
-	case rest[0] != '.':
-		return 0, 0, "", badID(id, "unexpected "+strconv.Quote(rest))
-	case len(rest) == 1:
-		return 0, 0, "", badID(id, "empty server after '.'")
+	switch id.Kind {
+	case jobid.Array:
+		sub = subParent
+	case jobid.Sub:
+		sub = id.Index + subOffset
 	default:
-		suffix = rest[1:]
-		if strings.ContainsAny(suffix, "[]") {
-			return 0, 0, "", badID(id, "brackets in server name")
-		}
+		sub = subPlain
 	}
-	return num, sub, suffix, nil
-}
-
-func leadingDigits(s string) (digits, rest string) {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return s[:i], s[i:]
-}
-
-func parseDecimal(s string) (uint64, error) {
-	if s == "" {
-		return 0, fmt.Errorf("missing")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("not a decimal number")
-		}
-	}
-	if len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("leading zero")
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil || v > maxNumber {
-		return 0, fmt.Errorf("out of range")
-	}
-	return v, nil
+	return id.Seq, sub, id.Server, nil
 }
 
 // idFromKey is the inverse of SortKey.
@@ -128,22 +67,15 @@ func idFromKey(k []byte) (string, error) {
 	num := binary.BigEndian.Uint64(k[0:8])
 	sub := binary.BigEndian.Uint64(k[8:16])
 	suffix := string(k[keyFixed:])
-	var b strings.Builder
-	b.WriteString(strconv.FormatUint(num, 10))
+	jid := jobid.ID{Seq: num, Server: suffix}
 	switch {
 	case sub == subPlain:
 	case sub == subParent:
-		b.WriteString("[]")
+		jid.Kind = jobid.Array
 	default:
-		b.WriteByte('[')
-		b.WriteString(strconv.FormatUint(sub-subOffset, 10))
-		b.WriteByte(']')
+		jid.Kind, jid.Index = jobid.Sub, sub-subOffset
 	}
-	if suffix != "" {
-		b.WriteByte('.')
-		b.WriteString(suffix)
-	}
-	id := b.String()
+	id := jid.String()
 	// Accept only canonical keys: re-deriving the key must give k back.
 	if k2, err := SortKey(id); err != nil || string(k2) != string(k) {
 		return "", fmt.Errorf("spool: key %x: not canonical: %w", k, ErrCorrupt)

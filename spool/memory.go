@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"sharq/jobid"
 )
 
 // Memory is an in-memory Spool with the same semantics as Bolt, minus
@@ -50,7 +52,7 @@ func (m *Memory) NextIDs(ctx context.Context, n int) (uint64, error) {
 	}
 	defer m.mu.Unlock()
 	first := m.next
-	if uint64(n) > maxNumber-first {
+	if uint64(n) > jobid.MaxSeq-first {
 		return 0, fmt.Errorf("spool: NextIDs(%d): job numbers exhausted at %d", n, first)
 	}
 	m.next += uint64(n)

@@ -60,6 +60,7 @@ const requestTimeout = 10 * time.Second
 
 // serveClient answers requests on one connection, one at a time.
 func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
+	defer c.survive("client")
 	defer nc.Close()
 	conn := nc.(*net.UnixConn)
 	id, err := peerIdentity(conn)
@@ -84,7 +85,7 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 			return // the stream may be out of step after a bad message
 		}
 		conn.SetReadDeadline(time.Time{})
-		resp := c.handle(ctx, id, &req)
+		resp := c.handleSafe(ctx, id, &req)
 		resp.V = api.Version
 		if err := api.WriteResponse(conn, resp); err != nil {
 			return

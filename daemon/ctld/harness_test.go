@@ -18,7 +18,7 @@ import (
 // testCluster is an in-process controller with a real spool, a real Unix
 // socket and a real TCP node listener.
 type testCluster struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	conf   string
 	sock   string
@@ -68,7 +68,7 @@ func nodeNames(nodes []string) string {
 	return strings.Join(names, ",")
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -77,13 +77,13 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func newTestCluster(t *testing.T, nodes []string, shares string) *testCluster {
+func newTestCluster(t testing.TB, nodes []string, shares string) *testCluster {
 	t.Helper()
 	return newTestClusterWith(t, nodes, shares, "")
 }
 
 // newTestClusterWith adds clusterKeys to the [cluster] table.
-func newTestClusterWith(t *testing.T, nodes []string, shares, clusterKeys string) *testCluster {
+func newTestClusterWith(t testing.TB, nodes []string, shares, clusterKeys string) *testCluster {
 	t.Helper()
 	dir := t.TempDir()
 	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t)}
@@ -198,7 +198,7 @@ func (tc *testCluster) job(id string) api.Job {
 
 // scriptedNode speaks the real node protocol over TCP, as sharqd does.
 type scriptedNode struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	conn net.Conn
 	dec  *api.Decoder

@@ -2,78 +2,59 @@ package ctld
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"sharq/jobid"
 )
 
-// jobRef is a parsed job id: "12.lab", "12[].lab", "12[7].lab", or a range
-// of subjobs "12[2-5].lab" (qdel). Users may leave out ".lab".
-type jobRef struct {
-	Seq      uint64
-	Array    bool // has brackets
-	Index    int  // subjob index, or -1 for the whole array "12[]"
-	RangeEnd int  // last index of a range; equal to Index otherwise
-}
+// Job ids are parsed and printed by package jobid; these helpers bind them
+// to the cluster's name.
 
-// parseJobRef parses what a user typed; cluster is the cluster name, which
-// a full id must carry.
-func parseJobRef(s, cluster string) (jobRef, error) {
-	r := jobRef{Index: -1, RangeEnd: -1}
-	num := s
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		if s[i+1:] != cluster {
-			return r, fmt.Errorf("job id %q: cluster %q is not %q", s, s[i+1:], cluster)
-		}
-		num = s[:i]
+// parseRef parses what a user typed ("12", "12.lab", "12[]", "12[7]",
+// "12[2-5,9]"); a full id must carry the cluster's name.
+func parseRef(s, cluster string) (jobid.Ref, error) {
+	r, err := jobid.ParseRef(s)
+	if err != nil {
+		return r, err
 	}
-	if i := strings.IndexByte(num, '['); i >= 0 {
-		if !strings.HasSuffix(num, "]") {
-			return r, fmt.Errorf("job id %q: unbalanced brackets", s)
-		}
-		r.Array = true
-		inner := num[i+1 : len(num)-1]
-		num = num[:i]
-		if inner != "" {
-			lo, hi, isRange := strings.Cut(inner, "-")
-			a, err := strconv.Atoi(lo)
-			if err != nil || a < 0 {
-				return r, fmt.Errorf("job id %q: bad array index %q", s, lo)
-			}
-			r.Index, r.RangeEnd = a, a
-			if isRange {
-				b, err := strconv.Atoi(hi)
-				if err != nil || b < a {
-					return r, fmt.Errorf("job id %q: bad array range %q", s, inner)
-				}
-				r.RangeEnd = b
-			}
-		}
+	if r.Server != "" && r.Server != cluster {
+		return r, fmt.Errorf("job id %q: cluster %q is not %q: %w", s, r.Server, cluster, jobid.ErrBadID)
 	}
-	seq, err := strconv.ParseUint(num, 10, 64)
-	if err != nil || seq == 0 {
-		return r, fmt.Errorf("job id %q: not a job number", s)
-	}
-	r.Seq = seq
 	return r, nil
 }
 
-// ids expands the reference to full job ids.
-func (r jobRef) ids(cluster string) []string {
-	switch {
-	case !r.Array:
-		return []string{fmt.Sprintf("%d.%s", r.Seq, cluster)}
-	case r.Index < 0:
-		return []string{arrayID(r.Seq, cluster)}
-	}
-	out := make([]string, 0, r.RangeEnd-r.Index+1)
-	for i := r.Index; i <= r.RangeEnd; i++ {
-		out = append(out, subjobID(r.Seq, i, cluster))
-	}
-	return out
+// arrayIndices parses an array job's indices, bounded by jobid.MaxArraySize.
+func arrayIndices(s string) (jobid.Range, error) { return jobid.ParseIndices(s) }
+
+func jobID(seq uint64, cluster string) string   { return jobid.Job(seq, cluster) }
+func arrayID(seq uint64, cluster string) string { return jobid.ArrayJob(seq, cluster) }
+func subjobID(seq uint64, i int, cluster string) string {
+	return jobid.Subjob(seq, i, cluster)
 }
 
-func jobID(seq uint64, cluster string) string   { return fmt.Sprintf("%d.%s", seq, cluster) }
-func arrayID(seq uint64, cluster string) string { return fmt.Sprintf("%d[].%s", seq, cluster) }
-func subjobID(seq uint64, i int, cluster string) string {
-	return fmt.Sprintf("%d[%d].%s", seq, i, cluster)
+// resolve lists the jobs a reference names that the controller holds. A
+// selection of subjobs is walked within the array's real indices only, so
+// that 1[0-16777216] costs what the array's size costs, not what was typed.
+func (c *Controller) resolve(r jobid.Ref) []*job {
+	cl := c.cfg.Cluster.Name
+	if _, single := r.Single(); single {
+		if j := c.jobs[r.ID(cl)]; j != nil {
+			return []*job{j}
+		}
+		return nil
+	}
+	parent := c.jobs[arrayID(r.Seq, cl)]
+	if parent == nil {
+		return nil
+	}
+	rng, err := arrayIndices(parent.ArrayIndices)
+	if err != nil {
+		return nil
+	}
+	var out []*job
+	r.Each(rng, func(i int) {
+		if j := c.jobs[subjobID(r.Seq, i, cl)]; j != nil {
+			out = append(out, j)
+		}
+	})
+	return out
 }

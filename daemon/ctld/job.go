@@ -86,11 +86,11 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		sj.Deps = append(sj.Deps, sched.Dep{Type: t, On: sched.JobID(d.On)})
 	}
 	if j.ArrayIndices != "" {
-		idx, err := parseArrayIndices(j.ArrayIndices)
+		rng, err := arrayIndices(j.ArrayIndices)
 		if err != nil {
 			return sj, err
 		}
-		sj.Array = &sched.Array{Indices: idx, MaxRunning: j.ArrayMax}
+		sj.Array = &sched.Array{Indices: rng.Indices(), MaxRunning: j.ArrayMax}
 	}
 	return sj, nil
 }

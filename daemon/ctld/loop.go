@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,6 +17,7 @@ type op struct {
 	fn   func()
 	done chan struct{}
 	hold bool
+	err  error // set before done is closed when fn's effects are not durable
 }
 
 // outMsg is a message to a node daemon, sent after the spool write.
@@ -36,7 +38,7 @@ func (c *Controller) do(ctx context.Context, fn func()) error {
 	}
 	select {
 	case <-o.done:
-		return nil
+		return o.err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -79,12 +81,21 @@ func (c *Controller) loop(ctx context.Context) error {
 				break drain
 			}
 		}
+		panicked := false
 		for _, o := range batch {
-			if o.fn != nil {
-				o.fn()
+			if o.fn != nil && c.runOp(o) {
+				panicked = true
 			}
 			if o.done != nil && !o.hold {
 				c.release = append(c.release, o)
+			}
+		}
+		if panicked {
+			if err := c.flush(); err != nil {
+				return c.spoolFailed(err)
+			}
+			if err := c.rebuild(); err != nil {
+				return err
 			}
 		}
 	}
@@ -98,13 +109,23 @@ func (c *Controller) turn() error {
 		c.pass()
 	}
 	if err := c.flush(); err != nil {
-		for _, o := range c.release {
-			close(o.done)
-		}
-		c.release = nil
-		return fmt.Errorf("spool write failed, stopping: %w", err)
+		return c.spoolFailed(err)
 	}
 	return nil
+}
+
+// errNotDurable answers the requests of a turn whose spool write failed.
+var errNotDurable = errors.New("the controller could not write its spool and is stopping: the request was not acknowledged")
+
+// spoolFailed stops the controller: the waiting callers are answered (as
+// failed: done without their effects durable) and the error is returned.
+func (c *Controller) spoolFailed(err error) error {
+	for _, o := range c.release {
+		o.err = errNotDurable
+		close(o.done)
+	}
+	c.release = nil
+	return fmt.Errorf("spool write failed, stopping: %w", err)
 }
 
 // flush persists dirty jobs, then releases answers and sends node orders.

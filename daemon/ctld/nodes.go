@@ -114,6 +114,7 @@ func (c *Controller) listenNodes() (net.Listener, error) {
 var ErrNodeRefused = errors.New("node refused")
 
 func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
+	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
 	dec := api.NewDecoder(conn)
 	conn.SetReadDeadline(time.Now().Add(requestTimeout))

@@ -9,6 +9,7 @@ import (
 	"sharq/api"
 	"sharq/conf"
 	"sharq/daemon/sched"
+	"sharq/jobid"
 )
 
 // handle answers one client request. Everything that reads or changes state
@@ -44,7 +45,11 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		return &api.Response{Error: badRequest(fmt.Sprintf("unknown operation %q", req.Op))}
 	}
 	if err := c.do(ctx, fn); err != nil {
-		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "controller stopping: " + err.Error()}}
+		msg := err.Error()
+		if ctx.Err() != nil {
+			msg = "controller stopping: " + msg
+		}
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: msg}}
 	}
 	if resp.Error == nil && len(resp.Errors) > 0 {
 		e := resp.Errors[0]
@@ -55,25 +60,20 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 
 // normalizeID turns what a user typed ("12", "12[3]") into a full id.
 func (c *Controller) normalizeID(s string) string {
-	r, err := parseJobRef(s, c.cfg.Cluster.Name)
-	if err != nil || (r.Array && r.Index != r.RangeEnd) {
+	r, err := parseRef(s, c.cfg.Cluster.Name)
+	if _, single := r.Single(); err != nil || !single {
 		return s
 	}
-	return r.ids(c.cfg.Cluster.Name)[0]
+	return r.ID(c.cfg.Cluster.Name)
 }
 
 // lookup resolves user-typed ids (ranges expand) to jobs.
 func (c *Controller) lookup(s string) ([]*job, *api.Error) {
-	r, err := parseJobRef(s, c.cfg.Cluster.Name)
+	r, err := parseRef(s, c.cfg.Cluster.Name)
 	if err != nil {
 		return nil, &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
 	}
-	var out []*job
-	for _, id := range r.ids(c.cfg.Cluster.Name) {
-		if j := c.jobs[id]; j != nil {
-			out = append(out, j)
-		}
-	}
+	out := c.resolve(r)
 	if len(out) == 0 {
 		return nil, &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
 	}
@@ -539,8 +539,9 @@ func (c *Controller) subjobs(parent string) []*job {
 // returns no jobs: there is nothing left to do for the caller.
 func (c *Controller) unstartedSubjob(id Identity, s string) ([]*job, *api.Error) {
 	unknown := &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id " + s, ID: s}
-	r, err := parseJobRef(s, c.cfg.Cluster.Name)
-	if err != nil || !r.Array || r.Index < 0 || r.Index != r.RangeEnd {
+	r, err := parseRef(s, c.cfg.Cluster.Name)
+	idx, single := r.Single()
+	if err != nil || r.Kind != jobid.Sub || !single {
 		return nil, unknown
 	}
 	parent := c.jobs[arrayID(r.Seq, c.cfg.Cluster.Name)]
@@ -550,11 +551,11 @@ func (c *Controller) unstartedSubjob(id Identity, s string) ([]*job, *api.Error)
 	if !c.mayTouch(id, parent) {
 		return nil, &api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + s, ID: s}
 	}
-	sub := subjobID(r.Seq, r.Index, c.cfg.Cluster.Name)
+	sub := subjobID(r.Seq, idx, c.cfg.Cluster.Name)
 	if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(sub)}); err != nil {
 		return nil, unknown // not an index of the array, or already started and gone
 	}
-	j := newSubjob(parent, sub, r.Index)
+	j := newSubjob(parent, sub, idx)
 	c.jobs[j.ID] = j
 	c.finish(j, c.now(), nil, "Deleted", "deleted by qdel before it started")
 	c.needPass = true

@@ -147,7 +147,7 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 		return badRequest("grace must not be negative")
 	}
 	if j.ArrayIndices != "" {
-		if _, err := parseArrayIndices(j.ArrayIndices); err != nil {
+		if _, err := arrayIndices(j.ArrayIndices); err != nil {
 			return badRequest(err.Error())
 		}
 		if j.ArrayMax < 0 {

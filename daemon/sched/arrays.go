@@ -2,37 +2,23 @@ package sched
 
 import (
 	"sort"
-	"strconv"
-	"strings"
+
+	"sharq/jobid"
 )
 
-// Array ids: the array is "123[].lab", its subjob i is "123[i].lab".
+// Array ids: the array is "123[].lab", its subjob i is "123[i].lab"
+// (package jobid).
 
 // isArrayID says whether id names a whole array.
-func isArrayID(id JobID) bool { return strings.Contains(string(id), "[]") }
+func isArrayID(id JobID) bool { return jobid.IsArray(string(id)) }
 
 // subID returns the id of subjob idx of array id.
-func subID(array JobID, idx int) JobID {
-	return JobID(strings.Replace(string(array), "[]", "["+strconv.Itoa(idx)+"]", 1))
-}
+func subID(array JobID, idx int) JobID { return JobID(jobid.SubOf(string(array), idx)) }
 
 // splitSubID splits "123[7].lab" into "123[].lab" and 7.
 func splitSubID(id JobID) (JobID, int, bool) {
-	s := string(id)
-	open := strings.IndexByte(s, '[')
-	if open < 0 {
-		return "", 0, false
-	}
-	end := strings.IndexByte(s[open:], ']')
-	if end <= 1 {
-		return "", 0, false
-	}
-	end += open
-	idx, err := strconv.Atoi(s[open+1 : end])
-	if err != nil || idx < 0 || strconv.Itoa(idx) != s[open+1:end] {
-		return "", 0, false
-	}
-	return JobID(s[:open+1] + s[end:]), idx, true
+	arr, idx, ok := jobid.SplitSub(string(id))
+	return JobID(arr), idx, ok
 }
 
 func (a *arrayState) hasRemaining(idx int) bool {

@@ -3,6 +3,8 @@ package sched
 import (
 	"fmt"
 	"time"
+
+	"sharq/jobid"
 )
 
 // JobID names a job, e.g. "123.lab" or an array subjob "123[7].lab".
@@ -78,34 +80,19 @@ type Share struct {
 	InSharePreemption bool
 }
 
-// DepType is a PBS dependency type (-W depend=TYPE:ID).
-type DepType uint8
+// DepType is a PBS dependency type (-W depend=TYPE:ID); package jobid
+// defines and parses them.
+type DepType = jobid.DepType
 
 const (
-	AfterOK    DepType = iota // start after the job(s) finished with exit status 0
-	AfterNotOK                // ... finished with a non-zero status (or failed)
-	AfterAny                  // ... finished in any way
-	After                     // ... started
+	AfterOK    = jobid.AfterOK    // start after the job(s) finished with exit status 0
+	AfterNotOK = jobid.AfterNotOK // ... finished with a non-zero status (or failed)
+	AfterAny   = jobid.AfterAny   // ... finished in any way
+	After      = jobid.After      // ... started
 )
 
-var depNames = [...]string{AfterOK: "afterok", AfterNotOK: "afternotok", AfterAny: "afterany", After: "after"}
-
-func (d DepType) String() string {
-	if int(d) < len(depNames) {
-		return depNames[d]
-	}
-	return fmt.Sprintf("DepType(%d)", d)
-}
-
 // ParseDepType parses afterok, afternotok, afterany or after.
-func ParseDepType(s string) (DepType, error) {
-	for i, n := range depNames {
-		if n == s {
-			return DepType(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown dependency type %q (want afterok, afternotok, afterany or after)", s)
-}
+func ParseDepType(s string) (DepType, error) { return jobid.ParseDepType(s) }
 
 // Dep is one dependency of a job on another job (or on a whole array, by
 // the array's id "123[].lab").
