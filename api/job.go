@@ -63,7 +63,8 @@ type Job struct {
 	Partition string `json:"partition"`
 	Priority  int    `json:"priority"`
 
-	Script  string            `json:"script,omitempty"`  // script body (run with /bin/sh)
+	Script  string            `json:"script,omitempty"`  // script body (run with Shell, its #! line's interpreter, or /bin/sh)
+	Shell   string            `json:"shell,omitempty"`   // qsub -S: absolute path of the script's interpreter
 	Command []string          `json:"command,omitempty"` // or argv (qsub -- cmd args)
 	WorkDir string            `json:"workdir"`           // PBS_O_WORKDIR
 	Env     map[string]string `json:"env,omitempty"`     // -v / -V and PBS_O_* variables

@@ -24,6 +24,7 @@ import (
 type qsubOpts struct {
 	name, queue, out, errPath, join, image, prefix *string
 	workDir                                        *string // Torque's -d
+	shell                                          *string // -S
 	prio                                           *int
 	res                                            resSpec
 	vars                                           []envVar
@@ -40,7 +41,7 @@ type qsubOpts struct {
 func (q *qsubOpts) overlay(o *qsubOpts) {
 	for _, p := range []struct{ dst, src **string }{
 		{&q.name, &o.name}, {&q.queue, &o.queue}, {&q.out, &o.out}, {&q.errPath, &o.errPath},
-		{&q.join, &o.join}, {&q.image, &o.image}, {&q.prefix, &o.prefix}, {&q.workDir, &o.workDir},
+		{&q.join, &o.join}, {&q.image, &o.image}, {&q.prefix, &o.prefix}, {&q.workDir, &o.workDir}, {&q.shell, &o.shell},
 	} {
 		if *p.src != nil {
 			*p.dst = *p.src
@@ -76,7 +77,7 @@ func (q *qsubOpts) overlay(o *qsubOpts) {
 // so that existing scripts still submit.
 var qsubIgnored = map[string]string{
 	"m": "mail events", "M": "mail users", "r": "rerunnable (sharq reruns preempted jobs anyway)",
-	"A": "account", "P": "project", "S": "shell (the script's #! line is used)",
+	"A": "account", "P": "project",
 	"c": "checkpoint interval (sharq asks for a checkpoint at preemption, in $SHARQ_CHECKPOINT_DIR)",
 	"k": "keep output on the execution host (sharq writes it in place)",
 }
@@ -152,6 +153,12 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		// Not an alias of -J: urfave copies an alias's value through
 		// String(), which a funcValue does not keep.
 		&ucli.GenericFlag{Name: "t", Hidden: true, Value: arrayValue(o)},
+		&ucli.GenericFlag{Name: "S", Usage: "`SHELL` (absolute path) that runs the script (default: its #! line's interpreter, else /bin/sh); PBS's path@host,... lists use the entry without a host",
+			Value: funcValue(func(s string) error {
+				sh, err := parseShellList(s)
+				o.shell = &sh
+				return err
+			})},
 		&ucli.GenericFlag{Name: "d", Usage: "working `DIR` of the job (Torque; default: the current directory). It is also $PBS_O_WORKDIR and where the default output files go",
 			Value: strValue(&o.workDir, nonEmpty)},
 		&ucli.GenericFlag{Name: "a", Usage: "do not start before `TIME` [[[[CC]YY]MM]DD]hhmm[.SS], local time (2330: today or tomorrow at 23:30)",
@@ -171,7 +178,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		}})
 	}
 	fl = append(fl, &ucli.BoolFlag{Name: "z", Usage: "do not print the job id", DisableDefaultText: true, Action: setTrue(&o.quiet)})
-	for _, n := range []string{"A", "M", "P", "S", "m", "r", "c", "k"} {
+	for _, n := range []string{"A", "M", "P", "m", "r", "c", "k"} {
 		n := n
 		fl = append(fl, &ucli.GenericFlag{Name: n, Hidden: true, Value: funcValue(func(string) error {
 			o.ignored = append(o.ignored, n)
@@ -179,6 +186,24 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		})})
 	}
 	return fl
+}
+
+// parseShellList reads -S path[@host][,path[@host]...]: the entry without
+// a host (sharq's nodes share one image), else the first.
+func parseShellList(s string) (string, error) {
+	entries := strings.Split(s, ",")
+	pick := entries[0]
+	for _, e := range entries {
+		if !strings.Contains(e, "@") {
+			pick = e
+			break
+		}
+	}
+	path, _, _ := strings.Cut(strings.TrimSpace(pick), "@")
+	if !filepath.IsAbs(path) || len(path) > 4096 {
+		return "", fmt.Errorf("%q: want the absolute path of a shell, e.g. /bin/bash", s)
+	}
+	return path, nil
 }
 
 // arrayValue parses -J (and Torque's -t) into o.
@@ -562,6 +587,9 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	}
 	if opts.image != nil {
 		job.Image = *opts.image
+	}
+	if opts.shell != nil && len(job.Command) == 0 {
+		job.Shell = *opts.shell
 	}
 	if opts.grace != nil {
 		job.Grace = *opts.grace

@@ -196,6 +196,13 @@ func TestQsubJob(t *testing.T) {
 			stderr: "qsub: warning: -k (keep output",
 		},
 		{
+			name: "shell", args: []string{"job.sh"},
+			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -S /bin/tcsh@login1,/bin/zsh\nrun\n"},
+			want: func(dir string, j *api.Job) {
+				j.Script, j.Shell = "#!/bin/bash\n#PBS -S /bin/tcsh@login1,/bin/zsh\nrun\n", "/bin/zsh"
+			},
+		},
+		{
 			name: "other directive prefix", args: []string{"-C", "#SQ", "job.sh"}, files: map[string]string{"job.sh": "#PBS -N no\n#SQ -N yes\nrun\n"},
 			want: func(dir string, j *api.Job) { j.Name, j.Script = "yes", "#PBS -N no\n#SQ -N yes\nrun\n" },
 		},
@@ -337,6 +344,7 @@ func TestQsubErrors(t *testing.T) {
 				"job.sh line 4: #PBS -I: -I (interactive jobs) is not supported\n"},
 		{name: "interactive", args: []string{"-I", "job.sh"}, code: ExitUsage, stderr: "-I (interactive jobs) is not supported"},
 		{name: "torque array list", args: []string{"-t", "1,3,5", "job.sh"}, code: ExitUsage, stderr: `bad array range "1,3,5": want start-end`},
+		{name: "relative shell", args: []string{"-S", "bash", "job.sh"}, code: ExitUsage, stderr: `"bash": want the absolute path of a shell`},
 		{name: "missing script", args: []string{"nope.sh"}, code: ExitFailure, stderr: "qsub: reading script: open"},
 		{name: "empty script", args: []string{"job.sh"}, files: map[string]string{"job.sh": "\n  \n"}, code: ExitFailure, stderr: "script job.sh is empty"},
 		{name: "binary script", args: []string{"a.out"}, files: map[string]string{"a.out": "\x7fELF\x00\x01"}, code: ExitFailure, stderr: "binary file; to run a program, use qsub [options] -- a.out"},

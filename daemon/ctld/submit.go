@@ -126,6 +126,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if r.Walltime < 0 || (p.MaxWalltime > 0 && r.Walltime > p.MaxWalltime) {
 		return badRequest(fmt.Sprintf("walltime %v exceeds partition %s's max_walltime %v", r.Walltime, p.Name, p.MaxWalltime))
 	}
+	if j.Shell != "" && (!filepath.IsAbs(j.Shell) || len(j.Shell) > 4096 || strings.ContainsAny(j.Shell, "\x00\n")) {
+		return badRequest(fmt.Sprintf("shell %q is not an absolute path", j.Shell))
+	}
 	if j.Script == "" && len(j.Command) == 0 {
 		return badRequest("nothing to run: give a script or -- command")
 	}

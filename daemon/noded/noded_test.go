@@ -160,6 +160,36 @@ exit 3
 	}
 }
 
+// TestScriptInterpreter runs scripts in real containers with the
+// interpreter their #! line (or qsub -S) names, as PBS does: an awk
+// program would be a syntax error for /bin/sh.
+func TestScriptInterpreter(t *testing.T) {
+	e := newEnv(t)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	tests := []struct {
+		id, script, shell, want string
+	}{
+		{"31.t", "#!/bin/awk -f\nBEGIN { print \"awk ran me\" }\n", "", "awk ran me\n"},
+		{"32.t", "#!/bin/sh\necho not me\n", "/bin/cat", "#!/bin/sh\necho not me\n"}, // -S wins over #!
+		{"33.t", "echo sh ran me\n", "", "sh ran me\n"},
+	}
+	for _, tt := range tests {
+		o := e.order(t, tt.id, tt.script)
+		o.Job.Shell = tt.shell
+		p.start(t, o)
+	}
+	for _, tt := range tests {
+		ex := p.state(t, tt.id, "exited")
+		if ex.ExitStatus != 0 || ex.Error != "" {
+			t.Errorf("%s: exit %+v", tt.id, ex)
+		}
+		if got := readFile(t, e.workFile(tt.id, "out")); got != tt.want {
+			t.Errorf("%s: output %q, want %q", tt.id, got, tt.want)
+		}
+	}
+}
+
 // awaitGone waits until the runtime no longer lists the job.
 func awaitGone(t *testing.T, rt runtime.Runtime, id string) {
 	t.Helper()

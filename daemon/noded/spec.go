@@ -86,7 +86,9 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 			return runtime.Spec{}, fmt.Errorf("job %s: script: %w", j.ID, err)
 		}
 		mounts = append(mounts, runtime.Mount{Source: script, Dest: script, ReadOnly: true})
-		args = []string{"/bin/sh", script}
+		if args, err = scriptArgs(j.Script, j.Shell, script); err != nil {
+			return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
+		}
 	}
 
 	var devices []string
