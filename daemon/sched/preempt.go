@@ -22,15 +22,23 @@ import "sort"
 //     used by others; a within-quota job whose start would break this
 //     reclaims enough GPUs from over-quota shares even when free GPUs exist.
 //
+// The victim order (the one place it is defined; README's "Preemption"
+// section repeats it): running jobs of other shares before the job's own
+// share's, then the lowest priority, then the fewest earlier preemptions (so
+// that the pain is spread: a job preempted before is spared while an equal
+// one was not), then the most recently started, then the highest Seq, then
+// the id. Jobs started in the same Schedule call, and jobs already leaving,
+// are never candidates.
+//
 // Victims are chosen placement-aware. For one node per job: every usable
 // node that hosts a candidate is tried; on each, candidates are taken in
-// victim order (other shares first, then lowest priority, then most
-// recently started) until free GPUs (and GPUs of preempting jobs no one
-// waits for) plus the victims' GPUs hold the request, then victims not
-// needed are put back in reverse order. The node whose set is cheapest wins:
-// fewest in-share victims, then lowest highest victim priority, fewest
-// victims, fewest GPUs, victims earliest in victim order, node order. For N nodes the best node is chosen N
-// times in a row. More victims are then added in victim order only if the
+// victim order until free GPUs (and GPUs of preempting jobs no one waits
+// for, counted once) plus the victims' GPUs hold the request, then victims
+// not needed are put back in reverse order. The node whose set is cheapest
+// wins: fewest in-share victims, then lowest highest victim priority, fewest
+// victims, fewest GPUs, fewest earlier preemptions of its victims, victims
+// earliest in victim order, node order. For N nodes the best node is chosen
+// N times in a row. More victims are then added in victim order only if the
 // quota or pool rules need them, and a last put-back pass in reverse order
 // drops every victim the result does not need. All or nothing.
 //
@@ -74,7 +82,7 @@ type search struct {
 }
 
 type cost struct {
-	inShare, maxPrio, count, gpus, rank, pidx int
+	inShare, maxPrio, count, gpus, prior, rank, pidx int
 }
 
 func (a cost) less(b cost) bool {
@@ -87,6 +95,8 @@ func (a cost) less(b cost) bool {
 		return a.count < b.count
 	case a.gpus != b.gpus:
 		return a.gpus < b.gpus
+	case a.prior != b.prior:
+		return a.prior < b.prior
 	case a.rank != b.rank:
 		return a.rank < b.rank
 	}
@@ -209,6 +219,7 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 		c.maxPrio = max(c.maxPrio, v.Priority)
 		c.count++
 		c.gpus += v.gpuN
+		c.prior += v.Preemptions
 		c.rank = max(c.rank, i)
 		se.untake(i)
 	}
@@ -288,6 +299,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		}
 		if x.Priority != y.Priority {
 			return x.Priority < y.Priority
+		}
+		if x.Preemptions != y.Preemptions {
+			return x.Preemptions < y.Preemptions
 		}
 		if !x.started.Equal(y.started) {
 			return x.started.After(y.started)
