@@ -94,15 +94,17 @@ type Job struct {
 	State State `json:"state"`
 	// Stopping says why a stop was sent to a running job: "deleted",
 	// "preempted", or "failed" (another node's part of it failed).
-	Stopping    string    `json:"stopping,omitempty"`
-	Reason      string    `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
-	Allocs      []Alloc   `json:"allocs,omitempty"`
-	Preemptions int       `json:"preemptions"` // times preempted or requeued after losing its node
-	Runs        int       `json:"runs"`        // times started; run N's SHARQ_RESTART_COUNT is N-1
-	ExitStatus  *int      `json:"exit_status,omitempty"`
-	SubmitTime  time.Time `json:"submit_time"`
-	StartTime   time.Time `json:"start_time,omitzero"`
-	EndTime     time.Time `json:"end_time,omitzero"`
+	Stopping    string  `json:"stopping,omitempty"`
+	Reason      string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
+	Allocs      []Alloc `json:"allocs,omitempty"`
+	Preemptions int     `json:"preemptions"` // times preempted
+	// NodeFailures is how often the job was requeued after losing a node.
+	NodeFailures int       `json:"node_failures,omitempty"`
+	Runs         int       `json:"runs"` // times started; run N's SHARQ_RESTART_COUNT is N-1
+	ExitStatus   *int      `json:"exit_status,omitempty"`
+	SubmitTime   time.Time `json:"submit_time"`
+	StartTime    time.Time `json:"start_time,omitzero"`
+	EndTime      time.Time `json:"end_time,omitzero"`
 	// Used is the run time summed over all runs (Time Use in qstat).
 	Used    time.Duration  `json:"used,omitempty"`
 	History []HistoryEntry `json:"history,omitempty"`

@@ -231,6 +231,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 			attr("Exit_status", *j.ExitStatus)
 		}
 		attr("preemption_count", j.Preemptions)
+		if j.NodeFailures > 0 {
+			attr("node_failure_count", j.NodeFailures)
+		}
 		if len(j.Command) > 0 {
 			attr("command", shellQuote(j.Command))
 		}

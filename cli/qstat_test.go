@@ -23,7 +23,7 @@ func sampleJobs() []api.Job {
 			Resources: api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour},
 			Image:     "pytorch:24.05", Grace: 5 * time.Minute,
 			State: api.StateRunning, Allocs: []api.Alloc{{Node: "gpu01", GPUs: []int{3, 2, 1, 0}}, {Node: "gpu02", GPUs: []int{4, 5, 6, 7}}},
-			Preemptions: 1, SubmitTime: at(9, 0), StartTime: at(11, 0), Used: time.Hour + 2*time.Minute + 3*time.Second,
+			Preemptions: 1, NodeFailures: 2, SubmitTime: at(9, 0), StartTime: at(11, 0), Used: time.Hour + 2*time.Minute + 3*time.Second,
 			History: []api.HistoryEntry{
 				{Time: at(9, 0), State: api.StateQueued, What: "submitted"},
 				{Time: at(9, 5), State: api.StateRunning, What: "started on gpu01 [0 1 2 3], gpu02 [4 5 6 7]"},

@@ -64,6 +64,9 @@ type Partition struct {
 	PreemptGrace      time.Duration
 	MaxWalltime       time.Duration // 0 = no limit
 	PreemptionRetries int           // sched.Unlimited (-1) = no limit
+	// NodeFailureRetries limits requeues after losing a node, apart from
+	// preemptions; sched.Unlimited (-1, the default) = no limit.
+	NodeFailureRetries int
 	// Confinement of the partition's jobs on the nodes (see SECURITY.md).
 	PidsLimit           int64  // most processes and threads per job and node; 0 = no limit
 	AllowUserNamespaces bool   // jobs may create user namespaces (rootless container tools)
@@ -174,7 +177,7 @@ func (c *Config) Sched() sched.Config {
 		Shares:     make([]sched.Share, len(c.Shares)),
 	}
 	for i, p := range c.Partitions {
-		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries}
+		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes}

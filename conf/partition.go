@@ -24,7 +24,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 	var out []*partBlock
 	for _, t := range ts {
 		p := &partBlock{t: t, Partition: Partition{
-			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited,
+			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited, NodeFailureRetries: sched.Unlimited,
 			PidsLimit: DefaultPidsLimit, Network: NetworkHost,
 		}}
 		if name, ok := t.str("name"); ok {
@@ -60,6 +60,12 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("preemption_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}
+		if n, ok := t.integer("node_failure_retries"); ok {
+			p.NodeFailureRetries = n
+			if n < sched.Unlimited {
+				t.errf("node_failure_retries", "%d is below -1 (-1 means no limit)", n)
+			}
+		}
 		if n, ok := t.integer("pids_limit"); ok {
 			p.PidsLimit = int64(n)
 			if n < 0 {
@@ -76,7 +82,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 			}
 		}
 		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries",
-			"pids_limit", "allow_user_namespaces", "network")
+			"node_failure_retries", "pids_limit", "allow_user_namespaces", "network")
 		out = append(out, p)
 	}
 	return out

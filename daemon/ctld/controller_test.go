@@ -155,8 +155,8 @@ func TestNodeTimeoutRequeues(t *testing.T) {
 			if m.Type != api.MsgStart || m.Start.Job.ID != id || m.Start.Run != 1 {
 				t.Fatalf("n2 got %+v", m)
 			}
-			if j := tc.job(id); j.Preemptions != 1 {
-				t.Fatalf("node loss counts as a preemption: %d", j.Preemptions)
+			if j := tc.job(id); j.Preemptions != 0 || j.NodeFailures != 1 {
+				t.Fatalf("node loss: preemptions %d, node failures %d; want 0 and 1", j.Preemptions, j.NodeFailures)
 			}
 			return
 		case <-time.After(500 * time.Millisecond):

@@ -65,18 +65,19 @@ func (j *job) running() bool { return j.State == api.StateRunning || j.State == 
 // schedJob is the job as the scheduling core sees it.
 func (j *job) schedJob(cluster string) (sched.Job, error) {
 	sj := sched.Job{
-		ID:          sched.JobID(j.ID),
-		Share:       j.Share,
-		Priority:    j.Priority,
-		Seq:         j.Seq,
-		Submit:      j.SubmitTime,
-		Nodes:       max(j.Resources.Nodes, 1),
-		GPUsPerNode: j.Resources.GPUsPerNode,
-		CPUsPerNode: j.Resources.CPUsPerNode,
-		MemPerNode:  j.Resources.MemPerNode,
-		NotBefore:   j.NotBefore,
-		Preemptions: j.Preemptions,
-		Hold:        holdBits(j.Hold),
+		ID:           sched.JobID(j.ID),
+		Share:        j.Share,
+		Priority:     j.Priority,
+		Seq:          j.Seq,
+		Submit:       j.SubmitTime,
+		Nodes:        max(j.Resources.Nodes, 1),
+		GPUsPerNode:  j.Resources.GPUsPerNode,
+		CPUsPerNode:  j.Resources.CPUsPerNode,
+		MemPerNode:   j.Resources.MemPerNode,
+		NotBefore:    j.NotBefore,
+		Preemptions:  j.Preemptions,
+		NodeFailures: j.NodeFailures,
+		Hold:         holdBits(j.Hold),
 	}
 	for _, d := range j.Deps {
 		t, err := sched.ParseDepType(d.Type)

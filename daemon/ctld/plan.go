@@ -133,7 +133,7 @@ func newSubjob(parent *job, id string, i int) *job {
 	} else {
 		j.Stderr = subjobPath(parent.Stderr, i)
 	}
-	j.History, j.Runs, j.Preemptions, j.StartTime = nil, 0, 0, time.Time{}
+	j.History, j.Runs, j.Preemptions, j.NodeFailures, j.StartTime = nil, 0, 0, 0, time.Time{}
 	j.history(parent.SubmitTime, "submitted as part of "+parent.ID)
 	return j
 }
@@ -211,14 +211,23 @@ func (c *Controller) stopJob(j *job, reason string) {
 
 // requeue puts a job that ran back in the queue.
 func (c *Controller) requeue(j *job, now time.Time) {
-	if info, ok := c.core.Job(sched.JobID(j.ID)); ok {
+	info, ok := c.core.Job(sched.JobID(j.ID))
+	if ok && info.Job.NodeFailures > j.NodeFailures {
+		j.NodeFailures = info.Job.NodeFailures
+		c.backToQueue(j, now, fmt.Sprintf("requeued (lost its node, %d %s)", j.NodeFailures, timesWord(j.NodeFailures)))
+		return
+	}
+	if ok {
 		j.Preemptions = info.Job.Preemptions
 	}
-	times := "times"
-	if j.Preemptions == 1 {
-		times = "time"
+	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d %s)", j.Preemptions, timesWord(j.Preemptions)))
+}
+
+func timesWord(n int) string {
+	if n == 1 {
+		return "time"
 	}
-	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d %s)", j.Preemptions, times))
+	return "times"
 }
 
 // backToQueue ends a job's run and makes it pending again.

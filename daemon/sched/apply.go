@@ -226,7 +226,11 @@ func (s *Scheduler) exited(e Exited) error {
 	if !j.holding() {
 		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
 	}
-	s.stopped(j, e.ExitStatus, j.state == Preempting, true)
+	cause := stopExited
+	if j.state == Preempting {
+		cause = stopPreempted
+	}
+	s.stopped(j, e.ExitStatus, cause)
 	return nil
 }
 
@@ -239,11 +243,11 @@ func (s *Scheduler) requeued(e Requeued) error {
 		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
 	}
 	if j.cancelled || j.state == Killing {
-		s.stopped(j, 0, false, false)
+		s.stopped(j, 0, stopExited)
 		return nil
 	}
 	s.unhold(j)
-	s.requeue(j, false)
+	s.requeue(j, stopExited)
 	return nil
 }
 
@@ -440,7 +444,13 @@ func (s *Scheduler) nodeDown(e NodeDown) error {
 		return jobs[a].ID < jobs[b].ID
 	})
 	for _, j := range jobs {
-		s.stopped(j, 0, true, true)
+		// A victim already leaving was preempted; any other job lost its
+		// node.
+		cause := stopNodeLost
+		if j.state == Preempting {
+			cause = stopPreempted
+		}
+		s.stopped(j, 0, cause)
 	}
 	s.nodeRefresh(n)
 	n.part.dirty = true

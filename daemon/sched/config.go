@@ -19,6 +19,9 @@ func validate(cfg Config) error {
 		if p.PreemptionRetries < Unlimited {
 			return fmt.Errorf("%w: partition %q: preemption retries %d", ErrInvalid, p.Name, p.PreemptionRetries)
 		}
+		if p.NodeFailureRetries < Unlimited {
+			return fmt.Errorf("%w: partition %q: node failure retries %d", ErrInvalid, p.Name, p.NodeFailureRetries)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}

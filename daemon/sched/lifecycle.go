@@ -131,10 +131,21 @@ func (s *Scheduler) cancelPending(j *job) {
 	s.finish(j, makeOutcome(0, j.everStarted, true, false))
 }
 
-// stopped handles a job whose processes are gone. preempted says the core
-// (or a node loss) took it away; report adds it to Plan.Requeued when it
-// goes back to the queue.
-func (s *Scheduler) stopped(j *job, exit int, preempted, report bool) {
+// stopCause says why a job's processes are gone, for what its requeue
+// counts.
+type stopCause uint8
+
+const (
+	stopExited    stopCause = iota // it ended (finished, or killed by qdel)
+	stopPreempted                  // the core preempted it
+	stopNodeLost                   // a node it ran on went down
+)
+
+// stopped handles a job whose processes are gone. A preempted job or one
+// that lost its node goes back to the queue, counted, and is reported in
+// Plan.Requeued.
+func (s *Scheduler) stopped(j *job, exit int, cause stopCause) {
+	preempted := cause != stopExited
 	wasCancelled := j.cancelled || j.state == Killing
 	s.unhold(j)
 	if wasCancelled {
@@ -147,16 +158,21 @@ func (s *Scheduler) stopped(j *job, exit int, preempted, report bool) {
 		s.finish(j, makeOutcome(exit, true, false, false))
 		return
 	}
-	s.requeue(j, report)
+	s.requeue(j, cause)
 }
 
-// requeue puts a job that held GPUs back in its queue; counted says it was
-// preempted (or lost its node), which may fail it instead.
-func (s *Scheduler) requeue(j *job, counted bool) {
-	if counted {
-		j.Preemptions++
-		if r := s.retries(j); r != Unlimited && j.Preemptions > r {
-			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: ReasonPreemptionRetries})
+// requeue puts a job that held GPUs back in its queue. A preempted job, or
+// one that lost its node, is counted against its partition's limit for that
+// cause, which may fail it instead.
+func (s *Scheduler) requeue(j *job, cause stopCause) {
+	if cause != stopExited {
+		n, limit, r := &j.Preemptions, s.retries(j), ReasonPreemptionRetries
+		if cause == stopNodeLost {
+			n, limit, r = &j.NodeFailures, s.nodeRetries(j), ReasonNodeFailureRetries
+		}
+		*n++
+		if limit != Unlimited && *n > limit {
+			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
 			s.finish(j, makeOutcome(0, true, false, true))
 			return
 		}

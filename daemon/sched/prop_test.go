@@ -31,7 +31,8 @@ type world struct {
 
 func genConfig(t *rapid.T) Config {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
-	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries}}}
+	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries}}}
 	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
 	for i := 0; i < nn; i++ {
 		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")})
@@ -222,6 +223,7 @@ func (w *world) preemptors() []JobID {
 func (w *world) reload() {
 	cfg := cloneConfig(w.cfg)
 	cfg.Partitions[0].PreemptionRetries = rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(w.t, "newRetries")
+	cfg.Partitions[0].NodeFailureRetries = rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(w.t, "newNodeRetries")
 	for i := range cfg.Shares {
 		if !rapid.Bool().Draw(w.t, "changeShare") {
 			continue

@@ -20,9 +20,11 @@ const (
 	ReasonNodesDown                 // no usable node in its partition
 	ReasonDependencyNeverMet        // failed: a dependency can no longer be satisfied
 	ReasonPreemptionRetries         // failed: preempted more often than preemption_retries
+	ReasonNodeFailureRetries        // failed: lost its node more often than node_failure_retries
+	numReasons
 )
 
-var reasonNames = [...]string{
+var reasonNames = [numReasons]string{
 	ReasonNone:               "None",
 	ReasonPriority:           "Priority",
 	ReasonResources:          "Resources",
@@ -38,6 +40,7 @@ var reasonNames = [...]string{
 	ReasonNodesDown:          "NodesDown",
 	ReasonDependencyNeverMet: "DependencyNeverSatisfied",
 	ReasonPreemptionRetries:  "PreemptionRetriesExhausted",
+	ReasonNodeFailureRetries: "NodeFailureRetriesExhausted",
 }
 
 func (r Reason) String() string {

@@ -11,7 +11,7 @@ import (
 // comment. Configuration lines come first (and again after "reconfig",
 // closed by "apply-config"):
 //
-//	partition NAME [retries=N]
+//	partition NAME [retries=N] [node_retries=N]
 //	node NAME part=P gpus=N [cpus=N] [mem=N]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //
@@ -37,7 +37,7 @@ import (
 //
 // State checks:
 //
-//	check job ID [state=S] [reason=R] [preemptions=N] [hold=uos] [nodes=n1,n2]
+//	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [hold=uos] [nodes=n1,n2]
 //	check gone ID
 //	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N]
 //	check node N used=0-3|none
@@ -183,7 +183,7 @@ func scDeps(s string) ([]Dep, error) {
 }
 
 func scReason(s string) (Reason, error) {
-	for r := ReasonNone; r <= ReasonPreemptionRetries; r++ {
+	for r := ReasonNone; int(r) < len(reasonNames); r++ {
 		if r.String() == s {
 			return r, nil
 		}
@@ -295,7 +295,11 @@ func parseScenario(text string) (*scenario, error) {
 				if err != nil {
 					return nil, fail("%v", err)
 				}
-				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r})
+				nr, err := scInt(kv, "node_retries", Unlimited)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
+				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr})
 			case "node":
 				g, err1 := scInt(kv, "gpus", 0)
 				c, err2 := scInt(kv, "cpus", 0)

@@ -232,6 +232,14 @@ func (s *Scheduler) retries(j *job) int {
 	return Unlimited
 }
 
+// nodeRetries returns the NodeFailureRetries of j's partition.
+func (s *Scheduler) nodeRetries(j *job) int {
+	if j.share != nil && j.share.part != nil {
+		return j.share.part.cfg.NodeFailureRetries
+	}
+	return Unlimited
+}
+
 // beginHeap orders jobs waiting for their NotBefore time.
 type beginEntry struct {
 	at  time.Time

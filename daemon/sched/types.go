@@ -54,9 +54,14 @@ type Config struct {
 // Partition groups nodes; shares divide its GPUs.
 type Partition struct {
 	Name string
-	// PreemptionRetries is how often a job may be preempted (or lose its node)
-	// before it fails instead of going back to the queue; Unlimited for no limit.
+	// PreemptionRetries is how often a job may be preempted before it fails
+	// instead of going back to the queue; Unlimited for no limit.
 	PreemptionRetries int
+	// NodeFailureRetries is how often a job may lose a node it runs on
+	// before it fails instead of going back to the queue; Unlimited for no
+	// limit. Node loss does not use up PreemptionRetries (as AWS Batch's
+	// capacity errors do not use up a job's attempts).
+	NodeFailureRetries int
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -132,8 +137,10 @@ type Job struct {
 	// (ID "123[i].lab") are created as they start.
 	Array *Array
 
-	// Preemptions counts how often the job was preempted or lost its node.
+	// Preemptions counts how often the job was preempted.
 	Preemptions int
+	// NodeFailures counts how often the job lost a node it ran on.
+	NodeFailures int
 }
 
 // Array describes the subjobs of an array job.
