@@ -9,9 +9,16 @@ export CGO_ENABLED = 1
 
 all: build
 
+# The client commands are static binaries (libmunge and the C library
+# linked in, Go's own user and DNS lookups): sharqd bind-mounts them into
+# job containers, whose image may have no C library at all.
+CLIENTS   = qsub qstat qdel qhold qrls qalter sharqctl
+STATIC    = -tags osusergo,netgo -ldflags '-extldflags=-static'
+
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -o $(BIN)/ ./cmd/...
+	$(GO) build -trimpath $(STATIC) -o $(BIN)/ $(addprefix ./cmd/,$(CLIENTS))
 
 # Tests run as root: they start a private containerd, real daemons and real
 # containers. deps installs the Debian packages they need.

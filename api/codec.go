@@ -30,22 +30,8 @@ func NewDecoderLimit(r io.Reader, limit int) *Decoder {
 // Decode reads the next message into v. A message that is too long or not
 // valid JSON is an error; io.EOF means the peer closed cleanly.
 func (d *Decoder) Decode(v any) error {
-	var line []byte
-	for {
-		chunk, err := d.r.ReadSlice('\n')
-		if len(line)+len(chunk) > d.limit {
-			return fmt.Errorf("decode: %w (limit %d bytes)", ErrTooLarge, d.limit)
-		}
-		line = append(line, chunk...)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == io.EOF && len(line) > 0 {
-			return fmt.Errorf("decode: %w", io.ErrUnexpectedEOF)
-		}
+	line, err := d.ReadLine()
+	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(line, v); err != nil {
@@ -96,3 +82,30 @@ func (d *Decoder) ReadResponse(r *Response) error {
 	}
 	return nil
 }
+
+// ReadLine returns the next message as raw bytes, newline included, for a
+// reader that must see the exact bytes (the TCP client port digests the
+// request line before decoding it). The slice is the caller's.
+func (d *Decoder) ReadLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		if len(line)+len(chunk) > d.limit {
+			return nil, fmt.Errorf("decode: %w (limit %d bytes)", ErrTooLarge, d.limit)
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			return line, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF && len(line) > 0 {
+			return nil, fmt.Errorf("decode: %w", io.ErrUnexpectedEOF)
+		}
+		return nil, err
+	}
+}
+
+// SetLimit changes the bound on the next messages.
+func (d *Decoder) SetLimit(limit int) { d.limit = limit }

@@ -47,6 +47,18 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
+// connectHelp ends every command's --help: how it finds the controller.
+const connectHelp = `
+CONTROLLER:
+   The command reaches sharqctld over the first of:
+     SHARQ_SERVER=host:port[,host:port...]  TCP, with a MUNGE credential from the local munged
+     SHARQ_SOCKET=path                      that Unix socket (the kernel says who you are)
+     $SHARQ_CONF or /etc/sharq/cluster.toml its socket when it exists on this host (the controller
+                                            host), else its servers (client_listen) over TCP
+   SHARQ_MUNGE_SOCKET overrides munge_socket. When it cannot connect, the error names the
+   transport and address it used ("unix socket PATH" or "TCP HOST:PORT") and what chose it.
+`
+
 // newApp returns an urfave App that writes to sys's streams and never exits
 // the process itself.
 func newApp(sys *Sys, name, usage, usageText, description string) *ucli.App {
@@ -61,7 +73,7 @@ func newApp(sys *Sys, name, usage, usageText, description string) *ucli.App {
 		HideHelpCommand: true,
 		HideVersion:     true,
 		// A command's options are its only options.
-		CustomAppHelpTemplate: strings.Replace(ucli.AppHelpTemplate, "GLOBAL OPTIONS", "OPTIONS", 2),
+		CustomAppHelpTemplate: strings.Replace(ucli.AppHelpTemplate, "GLOBAL OPTIONS", "OPTIONS", 2) + connectHelp,
 		ExitErrHandler:        func(*ucli.Context, error) {},
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
 			return usageError{err}

@@ -100,7 +100,7 @@ func TestCallUnreachable(t *testing.T) {
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("err = %v, want ErrUnreachable", err)
 	}
-	for _, want := range []string{"cannot reach sharqctld at " + sock, "no such file", "SHARQ_SOCKET"} {
+	for _, want := range []string{"cannot reach sharqctld at unix socket " + sock, "no such file", "chosen by SHARQ_SOCKET"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

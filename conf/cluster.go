@@ -30,6 +30,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 		NodeTimeout:       DefaultNodeTimeout,
 		History:           DefaultHistory,
 		CheckpointRoot:    DefaultCheckpointRoot,
+		MungeSocket:       DefaultMungeSocket,
 	}
 	if name, ok := t.str("name"); ok {
 		c.Name = name
@@ -70,6 +71,23 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 		c.Metrics = t.address("metrics", "", false)
 	}
 
+	c.MungeSocket = t.socketPath("munge_socket", c.MungeSocket)
+	if a, ok := t.str("client_listen"); ok && a != "" {
+		c.ClientListen = t.address("client_listen", "", false)
+	}
+	if servers, ok := t.strings("servers"); ok {
+		for _, s := range servers {
+			c.Servers = append(c.Servers, t.dialAddress("servers", s))
+		}
+	} else if c.ClientListen != "" {
+		for _, ctl := range c.Controllers {
+			c.Servers = append(c.Servers, serverFor(ctl, c.ClientListen))
+		}
+	}
+	if b, ok := t.boolean("client_tls"); ok {
+		c.ClientTLS = b
+	}
+
 	if admins, ok := t.strings("admins"); ok {
 		c.Admins = admins
 		for _, a := range admins {
@@ -97,6 +115,9 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	if len(set) > 0 && len(missing) > 0 {
 		t.errAt(set[0], "tls_cert, tls_key and tls_ca must be set together (%s missing)", joinAnd(missing))
 	}
+	if c.ClientTLS && len(set) == 0 {
+		t.errf("client_tls", "needs tls_cert, tls_key and tls_ca")
+	}
 
 	hbOK, ntOK := !t.has("heartbeat_interval"), !t.has("node_timeout")
 	if d, ok := t.duration("heartbeat_interval", c.HeartbeatInterval); ok {
@@ -121,7 +142,8 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	c.DefaultShare = t.strDefault("default_share", "") // checked against the shares by config
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
-		"metrics", "checkpoint_root", "default_share", "spool", "controllers")
+		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
+		"client_listen", "servers", "client_tls", "munge_socket")
 	return c
 }
 
@@ -165,6 +187,11 @@ func (t *table) address(key, def string, dial bool) string {
 	if !ok {
 		return def
 	}
+	return t.addressValue(key, a, dial)
+}
+
+// addressValue checks a, the value (or one element) of key.
+func (t *table) addressValue(key, a string, dial bool) string {
 	host, port, err := net.SplitHostPort(a)
 	if err != nil {
 		t.errf(key, "%q is not a host:port address", a)
@@ -182,20 +209,7 @@ func (t *table) address(key, def string, dial bool) string {
 }
 
 // dialAddress checks a, one element of key, as a host:port to dial.
-func (t *table) dialAddress(key, a string) string {
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
-		t.errf(key, "%q is not a host:port address", a)
-		return a
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		t.errf(key, "%q: port must be a number from 1 to 65535", a)
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		t.errf(key, "%q does not name a host to connect to", a)
-	}
-	return a
-}
+func (t *table) dialAddress(key, a string) string { return t.addressValue(key, a, true) }
 
 // controllerFor is the address node daemons dial when controller is not
 // set: listen, with an unspecified host replaced by loopback.
@@ -209,6 +223,17 @@ func controllerFor(listen string) string {
 		host = "127.0.0.1"
 	case ip != nil && ip.IsUnspecified():
 		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// serverFor is an address client commands dial when servers is not set:
+// the host node daemons dial (each of controllers) at client_listen's port.
+func serverFor(controller, clientListen string) string {
+	host, _, err := net.SplitHostPort(controller)
+	_, port, err2 := net.SplitHostPort(clientListen)
+	if err != nil || err2 != nil {
+		return clientListen
 	}
 	return net.JoinHostPort(host, port)
 }

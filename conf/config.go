@@ -45,6 +45,20 @@ type Cluster struct {
 	// of an HA cluster, in the order node daemons try them; by default
 	// just Controller.
 	Controllers []string
+
+	// ClientListen is the TCP address where the controller serves client
+	// commands of other hosts (MUNGE credentials); "" = none, only Socket.
+	ClientListen string
+	// Servers are the host:port addresses client commands on other hosts
+	// dial, in order; by default the host of Controller at the port of
+	// ClientListen (none without ClientListen), for each of Controllers.
+	Servers []string
+	// ClientTLS puts TLS (TLSCert, TLSKey; clients check it against
+	// TLSCA) on ClientListen.
+	ClientTLS bool
+	// MungeSocket is munged's socket on every host: the controller decodes
+	// credentials with it, clients encode with it, sharqd gives it to jobs.
+	MungeSocket string
 }
 
 // TLS reports whether the node connection uses TLS.
@@ -110,6 +124,7 @@ const (
 	DefaultNodeTimeout       = 30 * time.Second
 	DefaultHistory           = 7 * 24 * time.Hour
 	DefaultCheckpointRoot    = "/var/lib/sharq/checkpoints"
+	DefaultMungeSocket       = "/run/munge/munge.socket.2"
 	DefaultContainerdSocket  = "/run/containerd/containerd.sock"
 	DefaultNamespace         = "sharq"
 	DefaultPreemptGrace      = 30 * time.Second

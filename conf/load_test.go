@@ -71,6 +71,7 @@ func TestGoodConfigs(t *testing.T) {
 				CheckpointRoot:    DefaultCheckpointRoot,
 				Spool:             SpoolBolt,
 				Controllers:       []string{"127.0.0.1:6820"},
+				MungeSocket:       DefaultMungeSocket,
 			}
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
@@ -115,7 +116,9 @@ func TestGoodConfigs(t *testing.T) {
 			if cl.Name != "big-0" || cl.Listen != "[::]:7000" || cl.Controller != "[::1]:7000" ||
 				cl.Metrics != ":9120" || cl.History != 36*time.Hour || cl.NodeTimeout != time.Minute ||
 				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" || cl.DefaultShare != "x" ||
-				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) {
+				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) ||
+				cl.ClientListen != "[::]:7001" || !reflect.DeepEqual(cl.Servers, []string{"[::1]:7001"}) ||
+				!cl.ClientTLS || cl.MungeSocket != "/srv/munge/munge.socket" {
 				t.Errorf("cluster = %+v", cl)
 			}
 			if c.Runtime.Namespace != "k8s.io" {

@@ -13,7 +13,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Qhold(ctx, os.Args, cli.OS(client.Caller(client.Socket())))
+	code := cli.Qhold(ctx, os.Args, cli.OS(client.Auto()))
 	stop()
 	os.Exit(code)
 }

@@ -14,7 +14,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	sys := cli.OS(client.Caller(client.Socket()))
+	sys := cli.OS(client.Auto())
 	sys.ImportImage = runtime.ImportImage
 	code := cli.Sharqctl(ctx, os.Args, sys)
 	stop()

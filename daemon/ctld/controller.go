@@ -185,6 +185,18 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	go listen(func() error { return serve(ctx, cl, "client", func(conn net.Conn) { c.serveClient(ctx, conn) }) })
 	go listen(func() error { return serve(ctx, nl, "node", func(conn net.Conn) { c.serveNode(ctx, conn) }) })
+	if c.cfg.Cluster.ClientListen != "" {
+		tl, err := c.listenClientsTCP()
+		if err != nil {
+			return err
+		}
+		defer tl.Close()
+		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
+			"munge_socket", c.cfg.Cluster.MungeSocket)
+		go listen(func() error {
+			return serve(ctx, tl, "remote client", func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
+		})
+	}
 	if addr := c.cfg.Cluster.Metrics; addr != "" {
 		ml, err := net.Listen("tcp", addr)
 		if err != nil {

@@ -40,16 +40,31 @@ func NewKey(path string) error {
 
 // Start runs munged with key (a file NewKey wrote) and its other files in
 // dir, which it creates. munged insists that every directory above its
-// socket is searchable by all and that its key and state are private, so
-// dir and its parent are made 0755. env is added to munged's environment
-// (nil: none). It returns once the socket exists.
+// socket is searchable by all (so do the clients of other users) and that
+// its key and state are private: dir is made 0755 and every directory
+// above it gets search permission for all (only that: t.TempDir's are
+// 0700). env is added to munged's environment. It returns once the socket
+// exists.
 func Start(ctx context.Context, dir, key string, env ...string) (*Daemon, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("munged: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("munged: %w", err)
 	}
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o755); err != nil {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("munged: %w", err)
+	}
+	for d := filepath.Dir(dir); d != "/"; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
 			return nil, fmt.Errorf("munged: %w", err)
+		}
+		if fi.Mode().Perm()&0o011 != 0o011 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o011); err != nil {
+				return nil, fmt.Errorf("munged: %w", err)
+			}
 		}
 	}
 	run, lib := filepath.Join(dir, "run"), filepath.Join(dir, "lib")

@@ -1,0 +1,255 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+	"sharq/internal/munge"
+	"sharq/internal/munged"
+)
+
+func startMunged(t *testing.T) *munged.Daemon {
+	t.Helper()
+	dir := t.TempDir()
+	key := filepath.Join(dir, "key")
+	if err := munged.NewKey(key); err != nil {
+		t.Fatal(err)
+	}
+	d, err := munged.Start(context.Background(), filepath.Join(dir, "m"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d
+}
+
+// tcpServer is the controller's side of the TCP client port, cut down: it
+// checks the credential against the request line with the real munged and
+// answers with the caller's uid in Text.
+func tcpServer(t *testing.T, mungeSocket string, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != nil {
+		ln = tls.NewListener(ln, cfg)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				dec := api.NewDecoder(c)
+				credLine, err1 := dec.ReadLine()
+				reqLine, err2 := dec.ReadLine()
+				if err1 != nil || err2 != nil {
+					return
+				}
+				var cl api.Credential
+				json.Unmarshal(credLine, &cl)
+				cred, err := munge.Decode(context.Background(), mungeSocket, cl.Munge)
+				resp := api.Response{V: api.Version}
+				switch {
+				case err != nil:
+					resp.Error = &api.Error{Code: api.CodeAuth, Message: err.Error()}
+				case !bytes.Equal(cred.Payload, api.RequestPayload(reqLine)):
+					resp.Error = &api.Error{Code: api.CodeAuth, Message: "payload does not match"}
+				default:
+					resp.Text = strings.TrimSpace(string(reqLine))
+				}
+				api.WriteResponse(c, &resp)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// closedAddr is an address nothing listens on.
+func closedAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+func TestCallTCP(t *testing.T) {
+	m := startMunged(t)
+	addr := tcpServer(t, m.Socket, nil)
+	down := closedAddr(t)
+	ctx := context.Background()
+	req := api.Request{Op: api.OpDelete, IDs: []string{"7.lab"}}
+
+	tests := []struct {
+		name     string
+		target   Target
+		wantErr  error
+		contains []string
+	}{
+		{"one server", Target{Servers: []string{addr}, MungeSocket: m.Socket}, nil, nil},
+		{"first down, second answers", Target{Servers: []string{down, addr}, MungeSocket: m.Socket}, nil, nil},
+		{"all down", Target{Servers: []string{down, down}, MungeSocket: m.Socket, From: "SHARQ_SERVER"}, ErrUnreachable,
+			[]string{"cannot reach sharqctld at TCP " + down + "," + down, "connection refused", "chosen by SHARQ_SERVER"}},
+		{"no munged", Target{Servers: []string{addr}, MungeSocket: filepath.Join(t.TempDir(), "none")}, ErrCredential,
+			[]string{"cannot get a MUNGE credential for TCP " + addr, "is munged running on this host?"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := tt.target.Call(ctx, req)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				for _, s := range tt.contains {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q lacks %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got api.Request
+			if err := json.Unmarshal([]byte(resp.Text), &got); err != nil || got.Op != api.OpDelete || got.IDs[0] != "7.lab" || got.V != api.Version {
+				t.Fatalf("server saw %q (%v)", resp.Text, err)
+			}
+		})
+	}
+}
+
+// selfSigned writes a CA-less self-signed certificate for 127.0.0.1 (it
+// is its own CA) and returns the server config and the PEM path.
+func selfSigned(t *testing.T) (*tls.Config, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ctl"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, ca
+}
+
+func TestCallTCPWithTLS(t *testing.T) {
+	m := startMunged(t)
+	srv, ca := selfSigned(t)
+	addr := tcpServer(t, m.Socket, srv)
+	env := map[string]string{"SHARQ_SERVER": addr, "SHARQ_MUNGE_SOCKET": m.Socket, "SHARQ_TLS_CA": ca,
+		"SHARQ_CONF": filepath.Join(t.TempDir(), "none.toml")}
+	target, err := Locate(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.TLS == nil || target.Transport() != "TCP "+addr+" (TLS)" {
+		t.Fatalf("target %+v", target)
+	}
+	if _, err := target.Call(context.Background(), api.Request{Op: api.OpShares}); err != nil {
+		t.Fatal(err)
+	}
+	// Without the CA the client refuses the server.
+	target.TLS = &tls.Config{}
+	if _, err := target.Call(context.Background(), api.Request{Op: api.OpShares}); !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("err = %v, want ErrUnreachable (unknown authority)", err)
+	}
+}
+
+func TestLocate(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "here.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	base := "[cluster]\nname = \"x\"\nclient_listen = \":6818\"\ncontroller = \"ctl01:6820\"\nmunge_socket = \"/run/m/sock\"\n"
+	tail := "\n[[partition]]\nname = \"gpu\"\nnodes = \"n1\"\n[[node]]\nnames = \"n1\"\ngpus = 1\n[[share]]\nname = \"all\"\npartition = \"gpu\"\ngpus = 1\nusers = [\"*\"]\n"
+	write := func(name, cluster string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(base+cluster+tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	onController := write("controller.toml", "socket = \""+sock+"\"\n")
+	onLogin := write("login.toml", "socket = \""+filepath.Join(dir, "absent.sock")+"\"\n")
+	noPort := filepath.Join(dir, "noport.toml")
+	os.WriteFile(noPort, []byte("[cluster]\nname = \"x\"\nsocket = \""+filepath.Join(dir, "absent.sock")+"\"\n"+tail), 0o644)
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("[cluster]\nname = 3\n"), 0o644)
+	missing := filepath.Join(dir, "missing.toml")
+
+	tests := []struct {
+		name    string
+		env     map[string]string
+		socket  string
+		servers []string
+		munge   string
+		from    string
+		wantErr error
+	}{
+		{"SHARQ_SERVER list", map[string]string{"SHARQ_SERVER": "a:1, b:2", "SHARQ_CONF": onLogin}, "", []string{"a:1", "b:2"}, "/run/m/sock", "SHARQ_SERVER", nil},
+		{"SHARQ_SERVER without config", map[string]string{"SHARQ_SERVER": "a:1", "SHARQ_CONF": missing, "SHARQ_MUNGE_SOCKET": "/m"}, "", []string{"a:1"}, "/m", "SHARQ_SERVER", nil},
+		{"SHARQ_SOCKET", map[string]string{"SHARQ_SOCKET": "/s.sock", "SHARQ_CONF": onLogin}, "/s.sock", nil, "", "SHARQ_SOCKET", nil},
+		{"controller host: its socket", map[string]string{"SHARQ_CONF": onController}, sock, nil, "", onController, nil},
+		{"login host: TCP from the config", map[string]string{"SHARQ_CONF": onLogin, "SHARQ_MUNGE_SOCKET": "/m2"}, "", []string{"ctl01:6818"}, "/m2", onLogin, nil},
+		{"no client port: the socket", map[string]string{"SHARQ_CONF": noPort}, filepath.Join(dir, "absent.sock"), nil, "", noPort, nil},
+		{"named config missing", map[string]string{"SHARQ_CONF": missing}, "", nil, "", "", ErrConfig},
+		{"bad config", map[string]string{"SHARQ_CONF": bad}, "", nil, "", "", ErrConfig},
+		{"bad config with SHARQ_SERVER", map[string]string{"SHARQ_SERVER": "a:1", "SHARQ_CONF": bad}, "", nil, "", "", ErrConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Locate(func(k string) string { return tt.env[k] })
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Socket != tt.socket || strings.Join(got.Servers, ",") != strings.Join(tt.servers, ",") ||
+				len(tt.servers) > 0 && got.MungeSocket != tt.munge || got.From != tt.from {
+				t.Errorf("got %+v", got)
+			}
+		})
+	}
+}
