@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -55,6 +56,11 @@ type Sys struct {
 // OS returns a Sys for this process, sending requests with call.
 func OS(call Caller) *Sys {
 	dir, _ := os.Getwd()
+	// The real path: the node refuses a work directory reached through a
+	// symbolic link (Getwd may answer $PWD, which can hold one).
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	host, _ := os.Hostname()
 	term := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
 	return &Sys{

@@ -171,15 +171,13 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 			return fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
 		}
 	}
-	outputs := []string{s.Stdout}
-	if s.Stderr != s.Stdout {
-		outputs = append(outputs, s.Stderr)
+	// The job's paths, opened as its user (access.go); they stay open
+	// until the container's mounts are checked against them.
+	pins, err := openJobPaths(s)
+	if err != nil {
+		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
-	for _, p := range outputs {
-		if err := prepareOutput(p, s.UID, s.GID, s.Groups); err != nil {
-			return fmt.Errorf("start job %s: %w", s.JobID, err)
-		}
-	}
+	defer pins.close()
 	opts, err := specOpts(s, c.host)
 	if err != nil {
 		return fmt.Errorf("start job %s: %w: %w", s.JobID, ErrBadSpec, err)
@@ -206,6 +204,10 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	if err != nil {
 		c.discard(ctr, nil)
 		return fmt.Errorf("start job %s: create task: %w", s.JobID, err)
+	}
+	if err := pins.verify(task.Pid(), s); err != nil {
+		c.discard(ctr, task)
+		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
 	if err := task.Start(ctx); err != nil {
 		c.discard(ctr, task)

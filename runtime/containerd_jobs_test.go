@@ -437,3 +437,53 @@ func TestStartMissingImage(t *testing.T) {
 		t.Errorf("after failed Start: %+v, %v", tasks, err)
 	}
 }
+
+// The runtime checks the work directory and outputs as the job's user: a
+// directory under another user's 0700 home or a kernel file system is
+// refused before any container exists; /dev/null is a valid output.
+func TestStartChecksPaths(t *testing.T) {
+	t.Parallel()
+	rt := newRuntime(t, "paths")
+	closeRuntime(t, rt)
+	home := jobDir(t, 2000, 2000)
+	if err := os.Chmod(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(home, "pub")
+	if err := os.Mkdir(secret, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(secret, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	own := jobDir(t, 1000, 1000)
+	for _, tc := range []struct {
+		name, workDir string
+	}{
+		{"another user's home", secret},
+		{"host /proc", "/proc"},
+		{"host /sys", "/sys"},
+		{"host /dev", "/dev"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := userSpec("paths", own, "wd", "ls")
+			s.WorkDir = tc.workDir
+			err := rt.Start(context.Background(), s)
+			if !errors.Is(err, runtime.ErrWorkDir) {
+				t.Fatalf("Start: %v, want ErrWorkDir", err)
+			}
+			if _, err := rt.Wait(context.Background(), s.JobID); !errors.Is(err, runtime.ErrNotFound) {
+				t.Errorf("after refused Start: Wait %v, want ErrNotFound", err)
+			}
+		})
+	}
+	t.Run("output to /dev/null", func(t *testing.T) {
+		s := userSpec("paths", own, "null", "echo hi; pwd >&2")
+		s.Stdout = "/dev/null"
+		s.Stderr = filepath.Join(own, "err")
+		code, _ := runJob(t, rt, s)
+		if b, _ := os.ReadFile(s.Stderr); code != 0 || string(b) != own+"\n" {
+			t.Errorf("status %d, stderr %q, want 0, %q", code, b, own+"\n")
+		}
+	})
+}

@@ -18,6 +18,15 @@ func owner(t *testing.T, path string) (uint32, uint32, uint32) {
 	return st.Uid, st.Gid, st.Mode & 0o7777
 }
 
+// prepareOutput opens path as the user and closes it.
+func prepareOutput(path string, uid, gid uint32, groups []uint32) error {
+	p, err := openOutput(path, creds{uid, gid, groups})
+	if err != nil {
+		return err
+	}
+	return p.Close()
+}
+
 func TestPrepareOutput(t *testing.T) {
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} { // t.TempDir's are 0700
