@@ -47,6 +47,9 @@ func confineOpts(s Spec) []oci.SpecOpts {
 	if s.UserNS {
 		opts = append(opts, withUserNamespaces)
 	}
+	if s.Memory > 0 {
+		opts = append(opts, withNoSwap)
+	}
 	if s.Pids > 0 {
 		opts = append(opts, oci.WithPidsLimit(s.Pids))
 	}
@@ -72,6 +75,19 @@ func withUserNamespaces(_ context.Context, _ oci.Client, _ *containers.Container
 			(len(r.Args) > 0 || r.Action != specs.ActAllow)
 	})
 	sc.Syscalls = append(sc.Syscalls, specs.LinuxSyscall{Names: slices.Clone(nsSyscalls), Action: specs.ActAllow})
+	return nil
+}
+
+// withNoSwap makes the memory limit hard: memory and swap together may not
+// exceed it, so a job over its limit is OOM-killed (and reported so)
+// instead of swapping the node.
+func withNoSwap(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.Memory == nil || s.Linux.Resources.Memory.Limit == nil {
+		return nil
+	}
+	m := s.Linux.Resources.Memory
+	swap := *m.Limit
+	m.Swap = &swap
 	return nil
 }
 

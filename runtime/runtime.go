@@ -24,6 +24,9 @@ type Runtime interface {
 	// List returns every job container of this node that exists (running or
 	// exited and not yet removed), so a restarted node daemon re-adopts them.
 	List(ctx context.Context) ([]Task, error)
+	// OOMKilled tells whether the kernel killed a process of the job's
+	// container for exceeding its memory limit; valid until Remove.
+	OOMKilled(ctx context.Context, jobID string) (bool, error)
 	// Remove deletes an exited job's container and its resources.
 	Remove(ctx context.Context, jobID string) error
 	Close() error

@@ -217,6 +217,17 @@ func TestFailedStart(t *testing.T) {
 		{name: "image absent", id: "40.t", edit: func(o *api.StartOrder) { o.Image = "no.such/image:1" }, wantErr: "no.such/image"},
 		{name: "GPU not on the node", id: "41.t", edit: func(o *api.StartOrder) { o.GPUs = []int{9} }, wantErr: "GPU 9"},
 		{name: "nothing to run", id: "42.t", edit: func(o *api.StartOrder) { o.Job.Script = "" }, wantErr: "neither script nor command"},
+		{name: "work directory on /proc", id: "43.t", edit: func(o *api.StartOrder) { o.Job.WorkDir = "/proc" }, wantErr: "work directory refused: /proc as 1000:1000: on proc"},
+		{name: "work directory in another user's home", id: "44.t", edit: func(o *api.StartOrder) {
+			home := filepath.Join(e.dir, "home-2000")
+			if err := os.MkdirAll(filepath.Join(home, "pub"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(filepath.Join(home, "pub"), 0o777)
+			os.Chown(home, 2000, 2000)
+			os.Chmod(home, 0o700)
+			o.Job.WorkDir = filepath.Join(home, "pub")
+		}, wantErr: "permission denied"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -193,6 +193,8 @@ func (s *supervisor) adoptTask(t runtime.Task, rec *jobRecord) {
 	if !t.Running {
 		if rec.StopReason == reasonWalltime {
 			j.err = errWalltime
+		} else {
+			j.err = s.oomKilled(t.JobID)
 		}
 		log.Info("re-adopted an exited job container", "exit_status", t.ExitStatus)
 		return
@@ -237,7 +239,8 @@ func (s *supervisor) wait(j *job) {
 		}
 		switch {
 		case err == nil:
-			s.serial.Do(id, func() { s.exited(j, status, "") })
+			why := s.oomKilled(id)
+			s.serial.Do(id, func() { s.exited(j, status, why) })
 			return
 		case errors.Is(err, runtime.ErrNotFound):
 			s.serial.Do(id, func() { s.exited(j, ExitUnknown, "the job's container disappeared") })
@@ -251,6 +254,25 @@ func (s *supervisor) wait(j *job) {
 		}
 		delay = min(2*delay, 30*time.Second)
 	}
+}
+
+// errOOM is the error text of an exit after the kernel's OOM killer killed
+// a process of the job (its memory limit): qstat -f shows it.
+const errOOM = "OOM killed"
+
+// oomKilled returns errOOM if the job's container had a process killed for
+// its memory limit, else "".
+func (s *supervisor) oomKilled(id string) string {
+	ctx, cancel := s.opCtx()
+	defer cancel()
+	oom, err := s.rt.OOMKilled(ctx, id)
+	if err != nil {
+		s.log.Warn("cannot tell whether the job was OOM killed", "job", id, "err", err)
+	}
+	if oom {
+		return errOOM
+	}
+	return ""
 }
 
 // exited records and reports a run's end.

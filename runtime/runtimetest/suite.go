@@ -53,6 +53,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, env Env) {
 		{"ListAndRemove", testListAndRemove},
 		{"RemoveRunning", testRemoveRunning},
 		{"WaitContext", testWaitContext},
+		{"OOMKilled", testOOMKilled},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -381,4 +382,32 @@ func testWaitContext(t *testing.T, h *harness) {
 		t.Fatal(err)
 	}
 	h.wait(s.JobID)
+}
+
+// testOOMKilled: a job over its memory limit is killed by the kernel, and
+// the runtime says so; a job that stays below it is not reported.
+func testOOMKilled(t *testing.T, h *harness) {
+	for _, tc := range []struct {
+		name, script string
+		oom          bool
+	}{
+		{"oom", "dd if=/dev/zero of=/dev/null bs=256M count=1", true},
+		{"small", "dd if=/dev/zero of=/dev/null bs=1M count=1", false},
+	} {
+		s := h.spec(tc.name, tc.script)
+		s.Memory = 64 << 20
+		h.start(s)
+		code := h.wait(s.JobID)
+		oom, err := h.rt.OOMKilled(h.ctx, s.JobID)
+		if err != nil || oom != tc.oom {
+			t.Errorf("%s: status %d, OOMKilled %v (%v), want %v", tc.name, code, oom, err, tc.oom)
+		}
+		if tc.oom && code == 0 {
+			t.Errorf("%s: status 0 after an OOM kill", tc.name)
+		}
+		h.remove(s.JobID)
+		if _, err := h.rt.OOMKilled(h.ctx, s.JobID); !errors.Is(err, runtime.ErrNotFound) {
+			t.Errorf("%s: OOMKilled after Remove: %v, want ErrNotFound", tc.name, err)
+		}
+	}
 }
