@@ -19,7 +19,7 @@ import (
 // scheduling core on a virtual clock, for what-if analysis of quotas and
 // strategies before they reach a live cluster.
 //
-//	sharq-sim --config cluster.toml --trace jobs.csv [--out events.jsonl] [--report] [--plot usage.svg] [--compare]
+//	sharq-sim --config cluster.toml --trace jobs.csv [--actions actions.csv] [--out events.jsonl] [--report] [--plot usage.svg] [--compare]
 //	sharq-sim import-itp FILE [-o trace.csv.gz] [--checkpoint 30m] [--config-out itp.toml --gpus 1280]
 func Main(args []string) int {
 	app := &cli.App{
@@ -28,6 +28,7 @@ func Main(args []string) int {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration (TOML)"},
 			&cli.StringFlag{Name: "trace", Aliases: []string{"t"}, Usage: "job trace: CSV with submit_s,job,share,priority,gpus,duration_s[,nodes,grace_s,checkpoint_s], gzipped or not"},
+			&cli.StringFlag{Name: "actions", Aliases: []string{"a"}, Usage: "actions at given times: CSV with t_s,action,target[,value]; action is cancel, hold, release, prio (value: the priority), down, up, drain or resume"},
 			&cli.StringFlag{Name: "out", Usage: "write every event as a JSON line to `FILE` (- for stdout)"},
 			&cli.BoolFlag{Name: "report", Usage: "print per-share usage, waits, preemptions and lost work (the default)"},
 			&cli.StringFlag{Name: "plot", Usage: "draw GPUs in use per share over time to `FILE` (.svg, .png, .pdf)"},
@@ -79,6 +80,19 @@ func simulate(c *cli.Context) (err error) {
 		}
 		return err
 	}
+	var acts []Action
+	if path := c.String("actions"); path != "" {
+		if acts, err = LoadActions(path); err != nil {
+			return err
+		}
+		if err := ValidateActions(&cl, jobs, acts); err != nil {
+			var te *TraceError
+			if errors.As(err, &te) {
+				te.File = path
+			}
+			return err
+		}
+	}
 	if path := c.String("cpuprofile"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -110,8 +124,12 @@ func simulate(c *cli.Context) (err error) {
 	if c.Bool("compare") {
 		variants = Variants(cl)
 	}
+	opt.Actions = acts
 	opts := make([]Options, len(variants))
 	opts[0] = opt
+	for i := 1; i < len(opts); i++ {
+		opts[i].Actions = acts
+	}
 	var bar *Progress
 	if f := os.Stderr; isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()) {
 		bar = NewProgress(f, len(jobs), len(variants))

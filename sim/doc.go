@@ -2,7 +2,9 @@
 // a job trace through the very scheduling core the controller uses
 // (sharq/daemon/sched) on a virtual clock.
 //
-// DecodeTrace reads the CSV trace (gzipped or not), Run drives one
+// DecodeTrace reads the CSV trace (gzipped or not), DecodeActions an
+// optional CSV of actions at given times (cancel, hold, release, prio, node
+// down, up, drain, resume: what a trace of jobs cannot say), Run drives one
 // simulation and returns a Result (per-share usage, waits, preemptions and
 // lost work), optionally writing every event as a JSON line; Compare runs
 // the same trace under three strategy variants concurrently; WriteReport,
@@ -11,7 +13,8 @@
 //
 // The simulator holds no scheduling logic of its own: at each distinct event
 // time it applies the events due (submits, exits of finished jobs, exits of
-// preempted jobs after their grace time), calls Schedule once, and carries
+// preempted or cancelled jobs after their grace time, actions), calls
+// Schedule once, and carries
 // the plan out by scheduling the matching future events (a binary heap
 // ordered by time, kind and insertion). Jobs submitted at the same time go
 // in file order (Seq is the trace line). A preempted job stops working at

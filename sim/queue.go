@@ -3,20 +3,23 @@ package sim
 import "time"
 
 // evKind orders the events due at the same time: exits of finished jobs,
-// then exits of preempted jobs, then submissions.
+// then exits of preempted jobs, then exits of cancelled jobs, then
+// submissions, then actions.
 type evKind uint8
 
 const (
 	evFinish evKind = iota // a running job's work is done: it exits
 	evExit                 // a preempted job's grace time is over: it exits
+	evKill                 // a cancelled running job's grace time is over: it exits
 	evSubmit               // a job arrives
+	evAction               // an action of the actions file (job is its index)
 )
 
 // event is a future happening on the virtual clock.
 type event struct {
 	t    time.Duration
 	kind evKind
-	job  int32  // index into the simulation's jobs
+	job  int32  // index into the simulation's jobs (evAction: its actions)
 	gen  uint32 // the job's run generation the event belongs to
 	seq  uint64 // insertion order, the final tie-break
 }

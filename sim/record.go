@@ -22,16 +22,19 @@ import (
 //	fail     job, share, reason
 //	hold     job, share, reason: the job stays pending for this reason
 //	         (written each time the core's reason for it changes)
+//	action   kind (cancel, hold, release, prio, down, up, drain, resume),
+//	         job and share or node; reason "refused: ..." when the core
+//	         refused it (e.g. hold of a job that is not pending)
 //
 // Within one time, lines follow the simulator's order: the events applied
-// (finishes' and preempted jobs' exits, then submissions, as "exit" and
-// "submit"), then the plan: fail, requeue, finish, preempt, start, hold.
+// (finishes' and preempted or cancelled jobs' exits, then submissions, then
+// actions, as "exit", "submit" and "action"), then the plan: fail, requeue, finish, preempt, start, hold.
 // A victim with no grace time exits at the time it is preempted, in a
 // second pass at that same time.
 type Record struct {
 	T          json.Number `json:"t"`
 	Event      string      `json:"event"`
-	Job        string      `json:"job"`
+	Job        string      `json:"job,omitempty"` // empty only for an action on a node
 	Share      string      `json:"share,omitempty"`
 	Node       string      `json:"node,omitempty"`
 	GPUs       []int       `json:"gpus,omitempty"`
@@ -59,6 +62,7 @@ const (
 	EventFinish  = "finish"
 	EventFail    = "fail"
 	EventHold    = "hold"
+	EventAction  = "action"
 )
 
 func seconds(d time.Duration) json.Number { return json.Number(FormatSeconds(d)) }

@@ -19,8 +19,13 @@ func WriteReport(w io.Writer, r *Result) error {
 		r.Jobs, r.TotalGPUs, FormatDuration(r.Makespan()), FormatSeconds(r.Start), FormatSeconds(r.End), r.Passes)
 	fmt.Fprintf(w, "utilization %.1f%% (busy %s GPU-h / (%d GPUs x makespan)); preemptions %d; lost %s GPU-h of work, %s GPU-h of grace\n",
 		100*r.Utilization(), gpuHours(r.BusyGPUHours), r.TotalGPUs, t.Preemptions, gpuHours(t.LostGPUHours), gpuHours(t.GraceGPUHours))
-	fmt.Fprintf(w, "jobs finished %d, failed %d, never started %d, requeued and unfinished %d\n",
+	fmt.Fprintf(w, "jobs finished %d, failed %d, never started %d, requeued and unfinished %d",
 		t.Finished, t.Failed, t.NeverStarted, t.Unfinished)
+	if t.Cancelled > 0 || t.NodeFailures > 0 {
+		// Only with an actions file.
+		fmt.Fprintf(w, "; cancelled %d; runs lost with their node %d", t.Cancelled, t.NodeFailures)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "wait = first submit to first start (nearest-rank percentiles of started jobs); queued = mean pending time per job, requeues included")
 	fmt.Fprintln(w, "lost = GPU-hours of work thrown away (since the last checkpoint); grace = GPU-hours preempted jobs held while exiting")
 	fmt.Fprintln(w)

@@ -36,6 +36,8 @@ type ShareResult struct {
 	Failed       int // failed by the core (e.g. preemption retries exhausted)
 	NeverStarted int // still pending at the end, never started (e.g. too big)
 	Unfinished   int // started, requeued and never restarted
+	Cancelled    int // ended by a cancel action (counted apart from Finished)
+	NodeFailures int // runs requeued because their node went down (a down action)
 
 	// OwnGPUHours is the GPU-hours used on the share's own quota,
 	// BorrowedGPUHours those used beyond it, LentGPUHours its idle quota
@@ -92,6 +94,8 @@ func (r *Result) Totals() ShareResult {
 		t.Failed += s.Failed
 		t.NeverStarted += s.NeverStarted
 		t.Unfinished += s.Unfinished
+		t.Cancelled += s.Cancelled
+		t.NodeFailures += s.NodeFailures
 		t.OwnGPUHours += s.OwnGPUHours
 		t.BorrowedGPUHours += s.BorrowedGPUHours
 		t.LentGPUHours += s.LentGPUHours

@@ -32,6 +32,9 @@ type Options struct {
 	// Progress, when set, is called with the number of jobs that have
 	// ended (finished or failed), at most every ProgressEvery jobs.
 	Progress func(ended int)
+	// Actions are applied at their times (see DecodeActions); Run checks
+	// them with ValidateActions.
+	Actions []Action
 }
 
 // ProgressEvery is how many job ends pass between Progress calls.
@@ -44,6 +47,7 @@ const (
 	phasePending
 	phaseRunning
 	phasePreempting
+	phaseKilling // cancelled while running: it exits after its grace time
 	phaseExiting // its finish exit was applied; the core reports it Finished
 	phaseFinished
 	phaseFailed
@@ -61,6 +65,7 @@ type simJob struct {
 	remaining time.Duration // work still to do
 	runStart  time.Duration
 	started   bool
+	cancelled bool          // a cancel action reached it
 	firstWait time.Duration // first submit to first start
 	queued    time.Duration // total pending time, requeues included
 	since     time.Duration // pending since
@@ -95,6 +100,9 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 		return nil, ErrEmptyTrace
 	}
 	if err := ValidateTrace(&cl, jobs); err != nil {
+		return nil, err
+	}
+	if err := ValidateActions(&cl, jobs, opt.Actions); err != nil {
 		return nil, err
 	}
 	core, err := sched.New(cl.Sched)
@@ -143,6 +151,9 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	r.q.h = make([]event, 0, len(jobs))
 	for _, i := range order {
 		r.q.push(event{t: r.jobs[i].tj.Submit, kind: evSubmit, job: i})
+	}
+	for i := range opt.Actions {
+		r.q.push(event{t: opt.Actions[i].At, kind: evAction, job: int32(i)})
 	}
 	r.res.Start = r.jobs[order[0]].tj.Submit
 	r.last = r.res.Start
@@ -202,12 +213,17 @@ func (r *runner) loop(ctx context.Context) error {
 
 // stale reports whether e belongs to a run that has since ended.
 func (r *runner) stale(e *event) bool {
+	if e.kind == evAction {
+		return false
+	}
 	j := &r.jobs[e.job]
 	switch e.kind {
 	case evFinish:
 		return j.phase != phaseRunning || j.gen != e.gen
 	case evExit:
 		return j.phase != phasePreempting || j.gen != e.gen
+	case evKill:
+		return j.phase != phaseKilling || j.gen != e.gen
 	}
 	return false
 }
@@ -216,6 +232,9 @@ func (r *runner) stale(e *event) bool {
 func (r *runner) apply(e *event) (bool, error) {
 	if r.stale(e) {
 		return false, nil
+	}
+	if e.kind == evAction {
+		return true, r.action(&r.opt.Actions[e.job])
 	}
 	j := &r.jobs[e.job]
 	switch e.kind {
@@ -249,8 +268,99 @@ func (r *runner) apply(e *event) (bool, error) {
 		j.phase = phaseExiting
 		r.res.End = r.now
 		r.emit(EventExit, j)
+	case evKill:
+		if err := r.core.Apply(sched.Exited{ID: j.id, ExitStatus: ExitPreempted}); err != nil {
+			return false, fmt.Errorf("sim: t=%s: exit of cancelled job %s: %w", FormatSeconds(r.now), j.id, err)
+		}
+		j.phase = phaseExiting
+		r.res.End = r.now
+		r.emit(EventExit, j)
 	}
 	return true, nil
+}
+
+// action applies one action. The core refusing it (a job that has ended or
+// is not pending, for hold) is not an error of the run: the record says
+// why.
+func (r *runner) action(a *Action) error {
+	var ev sched.Event
+	id := sched.JobID(a.Target)
+	switch a.Kind {
+	case ActCancel:
+		ev = sched.Cancelled{ID: id}
+	case ActHold:
+		ev = sched.HoldChanged{ID: id, Set: true, Bit: sched.HoldUser}
+	case ActRelease:
+		ev = sched.HoldChanged{ID: id, Set: false, Bit: sched.HoldUser}
+	case ActPrio:
+		ev = sched.PriorityChanged{ID: id, Priority: a.Value}
+	case ActDown:
+		ev = sched.NodeDown{Node: a.Target}
+	case ActUp:
+		ev = sched.NodeUp{Node: a.Target}
+	case ActDrain:
+		ev = sched.NodeDrained{Node: a.Target}
+	case ActResume:
+		ev = sched.NodeResumed{Node: a.Target}
+	}
+	var j *simJob
+	if !a.Kind.onNode() {
+		j = &r.jobs[r.byID[id]]
+	}
+	r.rec = Record{Kind: a.Kind.String()}
+	if a.Kind.onNode() {
+		r.rec.Node = a.Target
+	}
+	err := r.core.Apply(ev)
+	switch {
+	case err != nil && (j == nil || j.phase == phaseUnsubmitted || errors.Is(err, sched.ErrInvalid) || errors.Is(err, sched.ErrUnknownJob)):
+		r.rec.Reason = "refused: " + err.Error()
+	case err != nil:
+		return fmt.Errorf("sim: t=%s: %s %s: %w", FormatSeconds(r.now), a.Kind, a.Target, err)
+	case a.Kind == ActCancel && j.phase != phaseRunning:
+		j.cancelled = true
+	case a.Kind == ActCancel:
+		j.cancelled = true
+		// SIGTERM: the job stops working and exits after its grace time.
+		r.stopWork(j, false)
+		j.phase = phaseKilling
+		j.gen++
+		r.q.push(event{t: r.now + j.grace, kind: evKill, job: r.byID[j.id], gen: j.gen})
+	}
+	r.emitAction(j)
+	return nil
+}
+
+// stopWork ends a run's work at now: the work since the last checkpoint is
+// lost, and with no checkpoint interval the job saves on SIGTERM (sigterm)
+// or loses the whole run (a node that died). It returns the work lost.
+func (r *runner) stopWork(j *simJob, nodeLost bool) time.Duration {
+	done := r.now - j.runStart
+	saved := done
+	if c := j.tj.Checkpoint; c > 0 {
+		saved = done / c * c
+	} else if nodeLost {
+		saved = 0
+	}
+	lost := done - saved
+	j.remaining -= saved
+	return lost
+}
+
+// emitAction writes the record of an action (r.rec, set by the caller).
+func (r *runner) emitAction(j *simJob) {
+	if r.out == nil {
+		r.rec = Record{}
+		return
+	}
+	r.rec.T = seconds(r.now)
+	r.rec.Event = EventAction
+	if j != nil {
+		r.rec.Job = string(j.id)
+		r.rec.Share = j.tj.Share
+	}
+	r.out.write(&r.rec)
+	r.rec = Record{}
 }
 
 func (r *runner) job(id sched.JobID, what string) (*simJob, error) {
@@ -292,6 +402,13 @@ func (r *runner) carryOut(p *sched.Plan) error {
 		if j.phase != phaseExiting && j.phase != phaseRunning && j.phase != phasePreempting {
 			return r.inconsistent(j, "requeue")
 		}
+		if j.phase == phaseRunning {
+			// Its node went down: the run's work since its last
+			// checkpoint is lost.
+			lost := r.stopWork(j, true)
+			r.res.Shares[j.share].LostGPUHours += float64(j.gpus) * lost.Hours()
+			r.res.Shares[j.share].NodeFailures++
+		}
 		j.phase = phasePending
 		j.since = r.now
 		r.rec = Record{RemainingS: seconds(j.remaining)}
@@ -302,11 +419,23 @@ func (r *runner) carryOut(p *sched.Plan) error {
 		if err != nil {
 			return err
 		}
-		if j.phase != phaseExiting {
+		switch {
+		case j.phase == phaseExiting:
+		case j.cancelled && (j.phase == phasePending || j.phase == phaseKilling || j.phase == phasePreempting):
+			// Cancelled while pending, or a cancelled job whose node
+			// went down.
+			if j.phase == phasePending {
+				j.queued += r.now - j.since
+			}
+		default:
 			return r.inconsistent(j, "finish")
 		}
 		j.phase = phaseFinished
-		r.res.Shares[j.share].Finished++
+		if j.cancelled {
+			r.res.Shares[j.share].Cancelled++
+		} else {
+			r.res.Shares[j.share].Finished++
+		}
 		r.emit(EventFinish, j)
 		r.ended1()
 	}
@@ -373,13 +502,7 @@ func (r *runner) start(j *simJob, st *sched.Start) {
 // (with no checkpoint interval the job saves on SIGTERM and loses none),
 // and the job exits, freeing its GPUs, after its grace time.
 func (r *runner) preempt(j *simJob, pr sched.Preemption) {
-	done := r.now - j.runStart
-	saved := done
-	if c := j.tj.Checkpoint; c > 0 {
-		saved = done / c * c
-	}
-	lost := done - saved
-	j.remaining -= saved
+	lost := r.stopWork(j, false)
 	j.phase = phasePreempting
 	sr := &r.res.Shares[j.share]
 	sr.Preemptions++

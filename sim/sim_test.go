@@ -18,8 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// runScenario simulates testdata/NAME/{cluster.toml,trace.csv} and returns
-// the result and the event log.
+// runScenario simulates testdata/NAME/{cluster.toml,trace.csv} (and
+// actions.csv when there is one) and returns the result and the event log.
 func runScenario(t testing.TB, name string) (*Result, []byte) {
 	t.Helper()
 	dir := filepath.Join("testdata", name)
@@ -31,12 +31,23 @@ func runScenario(t testing.TB, name string) (*Result, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var acts []Action
+	if path := filepath.Join(dir, "actions.csv"); fileExists(path) {
+		if acts, err = LoadActions(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out bytes.Buffer
-	res, err := Run(context.Background(), cl, jobs, Options{Events: &out, Usage: true})
+	res, err := Run(context.Background(), cl, jobs, Options{Events: &out, Usage: true, Actions: acts})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, out.Bytes()
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func golden(t *testing.T, path string, got []byte) {
@@ -64,6 +75,7 @@ func TestScenarios(t *testing.T) {
 	type share struct {
 		name                    string
 		finished, failed, never int
+		cancelled, nodeFailures int
 		preemptions             int
 		own, borrowed, lent     float64 // GPU-hours
 		lost, grace             float64 // GPU-hours
@@ -91,6 +103,10 @@ func TestScenarios(t *testing.T) {
 			{name: "a", finished: 2, own: h(2, 100), lent: h(2, 110+150), firstWaits: []time.Duration{10 * time.Second, 10 * time.Second}},
 			{name: "b", failed: 1, preemptions: 2, own: h(2, 110+150), borrowed: h(2, 110+150), grace: h(4, 20),
 				firstWaits: []time.Duration{0}},
+		}},
+		{"actions", 1200 * time.Second, []share{
+			{name: "a", finished: 1, nodeFailures: 1, own: h(4, 150+1000), lost: h(4, 150), firstWaits: []time.Duration{0}},
+			{name: "b", finished: 1, cancelled: 1, own: h(4, 60) + h(2, 100), firstWaits: []time.Duration{0, 100 * time.Second}},
 		}},
 		{"multi_node", 160 * time.Second, []share{
 			{name: "a", finished: 2, never: 1, own: h(8, 100) + h(1, 60), firstWaits: []time.Duration{0, 90 * time.Second}},
@@ -135,6 +151,9 @@ func TestScenarios(t *testing.T) {
 			near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 			for i, w := range tc.shares {
 				g := res.Shares[i]
+				if g.Cancelled != w.cancelled || g.NodeFailures != w.nodeFailures {
+					t.Errorf("share %s: cancelled %d node failures %d; want %d %d", g.Name, g.Cancelled, g.NodeFailures, w.cancelled, w.nodeFailures)
+				}
 				if g.Name != w.name || g.Finished != w.finished || g.Failed != w.failed || g.NeverStarted != w.never ||
 					g.Preemptions != w.preemptions {
 					t.Errorf("share %s: finished %d failed %d never %d preemptions %d; want %d %d %d %d", g.Name,
