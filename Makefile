@@ -35,7 +35,7 @@ fmt-check:
 # Go benchmarks of the scheduling core, the spool, the controller's qstat
 # path, the config loader and the simulator (a few minutes).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./daemon/sched/ ./spool/ ./daemon/ctld/ ./conf/ ./sim/
+	$(GO) test -run '^$$' -bench . -benchmem ./daemon/sched/ ./spool/ ./acct/ ./daemon/ctld/ ./conf/ ./sim/
 
 # Whole-system figures (as root): submissions/s, qsub and qstat times
 # (contrib/bench/ctld.sh), the ITP trace through sharq-sim, and qsub-to-
@@ -53,7 +53,7 @@ demo: build
 	contrib/local/demo.sh
 
 deps:
-	contrib/local/install-deps.sh
+	contrib/local/install-deps.sh --test
 
 clean:
 	rm -rf $(BIN)

@@ -6,10 +6,17 @@
 #   munge, libmunge-dev  MUNGE (identity across hosts): munged for the tests,
 #                      the library and header the commands link (cgo)
 #   iproute2           ip netns and veth pairs for the multi-host test
+# and, with --test (make deps, CI), what only the tests need:
+#   postgresql-15      the job history tests start a private PostgreSQL cluster
+#   prometheus         the dashboard and alert-rule tests scrape a real sharqctld
 # Run as root. Installs nothing that is already there.
 set -euo pipefail
+pkgs=(containerd runc busybox-static util-linux munge libmunge-dev iproute2)
+if [ "${1:-}" = --test ]; then
+  pkgs+=(postgresql-15 prometheus)
+fi
 need=()
-for p in containerd runc busybox-static util-linux munge libmunge-dev iproute2; do
+for p in "${pkgs[@]}"; do
   # (a removed package still answers dpkg -s; ask for "installed")
   [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || need+=("$p")
 done

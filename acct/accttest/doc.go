@@ -1,0 +1,3 @@
+// Package accttest is the conformance suite for acct.Store
+// implementations. A backend's test calls Run with a Factory.
+package accttest
