@@ -67,7 +67,7 @@ func parseVariableList(s string) ([]envVar, error) {
 var pbsOVars = []string{"HOME", "LOGNAME", "PATH", "SHELL", "LANG", "MAIL", "TZ"}
 
 // jobEnv builds a job's environment: with all (-V) qsub's whole
-// environment, then the -v variables (a bare name takes qsub's value, or
+// environment but its PBS_* variables, then the -v variables (a bare name takes qsub's value, or
 // the empty string), then the PBS_O_* variables, which nothing overrides.
 func jobEnv(environ []string, all bool, vars []envVar, workdir, host string) map[string]string {
 	own := map[string]string{}
@@ -79,7 +79,10 @@ func jobEnv(environ []string, all bool, vars []envVar, workdir, host string) map
 	env := map[string]string{}
 	if all {
 		for k, v := range own {
-			if envName.MatchString(k) {
+			// A qsub inside a job has the job's PBS_* (PBS_JOBID,
+			// PBS_ARRAY_INDEX, PBS_O_*): they describe that job, not the
+			// new one, which gets its own.
+			if envName.MatchString(k) && !strings.HasPrefix(k, "PBS_") {
 				env[k] = v
 			}
 		}

@@ -236,6 +236,15 @@ func TestQsubJob(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "-V inside a job: the job's PBS_* stay behind", args: []string{"-V", "job.sh"}, files: map[string]string{"job.sh": testScript},
+			environ: []string{"PBS_JOBID=7.lab", "PBS_ARRAY_INDEX=3", "PBS_O_TZ=UTC", "PBS_ENVIRONMENT=PBS_BATCH", "USER=alice"},
+			want: func(dir string, j *api.Job) {
+				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda", "USER": "alice"} {
+					j.Env[k] = v
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -148,15 +148,16 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 }
 
 func (l *loader) runtime(t *table) Runtime {
-	r := Runtime{ContainerdSocket: DefaultContainerdSocket, Namespace: DefaultNamespace}
+	r := Runtime{ContainerdSocket: DefaultContainerdSocket, Namespace: DefaultNamespace, ClientBinDir: DefaultClientBinDir}
 	r.ContainerdSocket = t.socketPath("containerd_socket", r.ContainerdSocket)
+	r.ClientBinDir = t.absPath("client_bin_dir", r.ClientBinDir)
 	if ns, ok := t.str("namespace"); ok {
 		r.Namespace = ns
 		if len(ns) > 76 || !namespaceRE.MatchString(ns) {
 			t.errf("namespace", "%q is not a valid containerd namespace (letters and digits, with single '.', '_' or '-' between them; at most 76)", ns)
 		}
 	}
-	t.unknown("containerd_socket", "namespace")
+	t.unknown("containerd_socket", "namespace", "client_bin_dir")
 	return r
 }
 

@@ -68,6 +68,9 @@ func (c *Cluster) TLS() bool { return c.TLSCert != "" }
 type Runtime struct {
 	ContainerdSocket string
 	Namespace        string
+	// ClientBinDir holds the client commands (qsub, qstat, ...), static
+	// binaries that sharqd bind-mounts read-only into every job.
+	ClientBinDir string
 }
 
 // Partition is a [[partition]] block.
@@ -127,6 +130,7 @@ const (
 	DefaultMungeSocket       = "/run/munge/munge.socket.2"
 	DefaultContainerdSocket  = "/run/containerd/containerd.sock"
 	DefaultNamespace         = "sharq"
+	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
 	DefaultPidsLimit         = 8192
 	NetworkHost              = "host" // a partition's jobs share the node's network

@@ -76,7 +76,7 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
 			}
-			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq"}) {
+			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir}) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, PreemptionRetries: -1,

@@ -17,6 +17,7 @@ type jobEnv struct {
 	NodeFile      string    // PBS_NODEFILE, as the job sees it
 	CheckpointDir string    // SHARQ_CHECKPOINT_DIR, as the job sees it
 	GPUs          []api.GPU // the assigned GPUs, in order
+	Clients       jobClients
 }
 
 // buildEnv gives a job's complete environment, sorted by name: the job's
@@ -83,6 +84,8 @@ func buildEnv(o *api.StartOrder, e jobEnv) []string {
 		env["NVIDIA_VISIBLE_DEVICES"] = strings.Join(idx, ",")
 		env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
 	}
+
+	e.Clients.setEnv(env)
 
 	out := make([]string, 0, len(env))
 	for k, v := range env {

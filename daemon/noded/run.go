@@ -103,10 +103,18 @@ func Run(ctx context.Context, o Options) error {
 	if p := o.Config.Partition(nodeCfg.Partition); p != nil {
 		part = *p
 	}
+	clients, missing := newJobClients(o.Config)
+	if len(missing) > 0 {
+		log.Warn("jobs on this node cannot use the client commands fully: missing on the node", "paths", missing)
+	}
+	if len(clients.Servers) == 0 {
+		log.Warn("no client_listen (or servers) in [cluster]: jobs cannot reach the controller to submit jobs")
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot, part: part,
+		clients: clients,
 		log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()

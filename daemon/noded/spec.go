@@ -31,6 +31,7 @@ type specInput struct {
 	JobDir         string    // the job's node directory (script, node file)
 	CheckpointRoot string
 	Partition      conf.Partition // the node's: pids limit, user namespaces, network
+	Clients        jobClients     // the client commands, munged, the controller's address
 }
 
 // prepareSpec checks a start order, writes the job's script and node file
@@ -79,6 +80,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		{Source: nodeFile, Dest: nodeFile, ReadOnly: true},
 		{Source: ckpt, Dest: ckpt},
 	}
+	mounts = append(mounts, in.Clients.mounts()...)
 	args := j.Command
 	if j.Script != "" {
 		script := filepath.Join(in.JobDir, scriptFile)
@@ -111,7 +113,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		GID:     j.Owner.GID,
 		Groups:  j.Owner.Groups,
 		Args:    args,
-		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus}),
+		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus, Clients: in.Clients}),
 		WorkDir: j.WorkDir,
 		Stdout:  j.Stdout,
 		Stderr:  j.Stderr,

@@ -51,6 +51,7 @@ type supervisor struct {
 	extra    []string  // extra devices of GPU jobs
 	ckptRoot string
 	part     conf.Partition // the node's partition: job confinement
+	clients  jobClients     // what jobs get to submit jobs
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
@@ -117,7 +118,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	spec, err := prepareSpec(o, specInput{
 		Node: s.node, GPUs: s.gpus, ExtraDevices: s.extra,
-		JobDir: s.store.jobDir(id), CheckpointRoot: s.ckptRoot, Partition: s.part,
+		JobDir: s.store.jobDir(id), CheckpointRoot: s.ckptRoot, Partition: s.part, Clients: s.clients,
 	})
 	if err != nil {
 		s.store.drop(id)
