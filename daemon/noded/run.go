@@ -114,8 +114,7 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot, part: part,
-		clients: clients,
-		log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
+		clients: clients, log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()
 	defer cancel()
