@@ -35,26 +35,6 @@ func listenUnix(path string) (*net.UnixListener, error) {
 	return l, nil
 }
 
-// serve accepts connections on l until ctx ends, each served by handle in
-// its own goroutine.
-func serve(ctx context.Context, l net.Listener, what string, handle func(net.Conn)) error {
-	go func() { <-ctx.Done(); l.Close() }()
-	for {
-		conn, err := l.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			return fmt.Errorf("accept %s: %w", what, err)
-		}
-		go handle(conn)
-	}
-}
-
 // requestTimeout bounds how long a client may take to send its request.
 const requestTimeout = 10 * time.Second
 
@@ -68,6 +48,14 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 		c.log.Warn("client refused", "err", err)
 		return
 	}
+	release, err := c.limits.user(id.UID)
+	if err != nil {
+		c.log.Warn("client refused", "uid", id.UID, "err", err)
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		api.Encode(conn, &api.Response{V: api.Version, Error: &api.Error{Code: api.CodeBadRequest, Message: err.Error()}})
+		return
+	}
+	defer release()
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))

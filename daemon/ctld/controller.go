@@ -11,6 +11,7 @@ import (
 
 	"sharq/conf"
 	"sharq/daemon/sched"
+	"sharq/internal/conns"
 	"sharq/spool"
 )
 
@@ -23,6 +24,8 @@ type Options struct {
 	Spool spool.Spool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Limits bound the connections a peer may hold (defaults when zero).
+	Limits Limits
 }
 
 // Controller is sharqctld. Create it with New, then Run it.
@@ -38,6 +41,7 @@ type Controller struct {
 	sp      spool.Spool
 	core    *sched.Scheduler
 	met     *metrics
+	limits  *connLimits
 
 	ops chan *op
 
@@ -83,6 +87,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		waiters:   map[string][]func(*job){},
 		preempted: map[string]int{},
 		met:       newMetrics(),
+		limits:    newConnLimits(opts.Limits),
 	}
 	c.installConfig(cfg)
 	c.core, err = sched.New(cfg.Sched())
@@ -183,8 +188,12 @@ func (c *Controller) Run(ctx context.Context) error {
 			cancel()
 		}
 	}
-	go listen(func() error { return serve(ctx, cl, "client", func(conn net.Conn) { c.serveClient(ctx, conn) }) })
-	go listen(func() error { return serve(ctx, nl, "node", func(conn net.Conn) { c.serveNode(ctx, conn) }) })
+	go listen(func() error {
+		return conns.Serve(ctx, cl, "client", c.log, func(conn net.Conn) { c.serveClient(ctx, conn) })
+	})
+	go listen(func() error {
+		return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
+	})
 	if c.cfg.Cluster.ClientListen != "" {
 		tl, err := c.listenClientsTCP()
 		if err != nil {
@@ -194,7 +203,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
 			"munge_socket", c.cfg.Cluster.MungeSocket)
 		go listen(func() error {
-			return serve(ctx, tl, "remote client", func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
+			return conns.Serve(ctx, tl, "remote client", c.log, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
 		})
 	}
 	if addr := c.cfg.Cluster.Metrics; addr != "" {

@@ -26,6 +26,7 @@ type testCluster struct {
 	cancel context.CancelFunc
 	done   chan error
 	ctl    *Controller
+	limits Limits // passed to New
 }
 
 const testSecret = "s3cret-for-tests"
@@ -85,8 +86,14 @@ func newTestCluster(t testing.TB, nodes []string, shares string) *testCluster {
 // newTestClusterWith adds clusterKeys to the [cluster] table.
 func newTestClusterWith(t testing.TB, nodes []string, shares, clusterKeys string) *testCluster {
 	t.Helper()
+	return newTestClusterLimits(t, nodes, shares, clusterKeys, Limits{})
+}
+
+// newTestClusterLimits also sets the connection limits.
+func newTestClusterLimits(t testing.TB, nodes []string, shares, clusterKeys string, limits Limits) *testCluster {
+	t.Helper()
 	dir := t.TempDir()
-	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t)}
+	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t), limits: limits}
 	tc.sock = filepath.Join(dir, "s.sock")
 	tc.conf = filepath.Join(dir, "cluster.toml")
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(testSecret+"\n"), 0o600); err != nil {
@@ -108,7 +115,7 @@ func (tc *testCluster) start() {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log})
+	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits})
 	if err != nil {
 		cancel()
 		tc.t.Fatalf("New: %v", err)

@@ -116,10 +116,19 @@ var ErrNodeRefused = errors.New("node refused")
 func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
+	// Until its hello a connection is nobody's: it holds one of a few
+	// slots, and only briefly.
+	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	if err != nil {
+		c.log.Warn("node connection refused", "remote", conn.RemoteAddr(), "err", err)
+		return
+	}
 	dec := api.NewDecoder(conn)
-	conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
 	var hello api.NodeMsg
-	if err := dec.Decode(&hello); err != nil || hello.Type != api.MsgHello {
+	err = dec.Decode(&hello)
+	release()
+	if err != nil || hello.Type != api.MsgHello {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}

@@ -44,8 +44,18 @@ func (c *Controller) listenClientsTCP() (net.Listener, error) {
 // payload matches the request line's digest. A refused credential is
 // answered with CodeAuth naming the cause, and the connection closed.
 func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
+	defer c.survive("remote client")
 	defer conn.Close()
 	remote := conn.RemoteAddr().String()
+	// Until its first credential checks out a connection is nobody's: it
+	// holds one of a few slots per address (limits.go); then one of its uid's.
+	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	if err != nil {
+		c.log.Warn("remote client refused", "remote", remote, "err", err)
+		return
+	}
+	defer func() { release() }()
+	authenticated := false
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
@@ -71,12 +81,22 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 			api.Encode(conn, &api.Response{V: api.Version, Error: aerr})
 			return
 		}
+		if !authenticated {
+			release()
+			if release, err = c.limits.user(id.UID); err != nil {
+				release = func() {}
+				c.log.Warn("remote client refused", "remote", remote, "uid", id.UID, "err", err)
+				api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
+				return
+			}
+			authenticated = true
+		}
 		var req api.Request
 		if err := json.Unmarshal(reqLine, &req); err != nil {
 			c.refuseRemote(conn, remote, &id, fmt.Errorf("decode: malformed message: %w", err))
 			return
 		}
-		resp := c.handle(ctx, id, &req)
+		resp := c.handleSafe(ctx, id, &req)
 		resp.V = api.Version
 		if err := api.WriteResponse(conn, resp); err != nil {
 			return

@@ -1,0 +1,80 @@
+package ctld
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"sharq/internal/conns"
+)
+
+// Limits bound what one peer may hold of the controller at once, so that
+// a flood of connections cannot exhaust its file descriptors (SECURITY.md).
+// Zero fields take the defaults.
+type Limits struct {
+	// ConnsPerUser caps the client connections of one uid (root included)
+	// at once; default 256.
+	ConnsPerUser int
+	// HelloPending caps the node connections that have not said hello
+	// yet, in all; default 256. HelloPerAddr caps them per remote address;
+	// default 16.
+	HelloPending, HelloPerAddr int
+	// HelloTimeout is how long a node connection has to say hello; default 5s.
+	HelloTimeout time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.ConnsPerUser <= 0 {
+		l.ConnsPerUser = 256
+	}
+	if l.HelloPending <= 0 {
+		l.HelloPending = 256
+	}
+	if l.HelloPerAddr <= 0 {
+		l.HelloPerAddr = 16
+	}
+	if l.HelloTimeout <= 0 {
+		l.HelloTimeout = 5 * time.Second
+	}
+	return l
+}
+
+// connLimits are the limiters of a running controller.
+type connLimits struct {
+	Limits
+	perUser  *conns.Limiter // key: uid
+	hello    *conns.Limiter // key: "" (all unauthenticated node connections)
+	helloPer *conns.Limiter // key: remote IP
+}
+
+func newConnLimits(l Limits) *connLimits {
+	l = l.withDefaults()
+	return &connLimits{Limits: l,
+		perUser:  conns.NewLimiter("client connections of uid", l.ConnsPerUser),
+		hello:    conns.NewLimiter("node connections without hello", l.HelloPending),
+		helloPer: conns.NewLimiter("node connections without hello from", l.HelloPerAddr),
+	}
+}
+
+// user takes a client connection slot of uid.
+func (cl *connLimits) user(uid uint32) (func(), error) {
+	return cl.perUser.Acquire(strconv.FormatUint(uint64(uid), 10))
+}
+
+// unauthenticated takes a slot for a node connection until its hello.
+func (cl *connLimits) unauthenticated(remote net.Addr) (func(), error) {
+	host := remote.String()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	all, err := cl.hello.Acquire("all")
+	if err != nil {
+		return nil, err
+	}
+	one, err := cl.helloPer.Acquire(host)
+	if err != nil {
+		all()
+		return nil, err
+	}
+	return func() { one(); all() }, nil
+}

@@ -1,0 +1,97 @@
+package ctld
+
+import (
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+)
+
+func waitHeld(t *testing.T, held func() int, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for held() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d slots held, want %d", held(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestClientConnectionsCappedPerUID: one uid cannot hold more than its
+// share of connections; the next is refused with a message, and a slot
+// comes back when a connection closes.
+func TestClientConnectionsCappedPerUID(t *testing.T) {
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{ConnsPerUser: 3})
+	waitHeld(t, func() int { return tc.ctl.limits.perUser.Held("0") }, 0) // the start-up probe is gone
+	var held []net.Conn
+	for range 3 {
+		c, err := net.Dial("unix", tc.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	waitHeld(t, func() int { return tc.ctl.limits.perUser.Held("0") }, 3)
+	c, err := net.Dial("unix", tc.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The controller answers at once and closes: no request needed.
+	var resp api.Response
+	if err := api.NewDecoder(c).Decode(&resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error == nil || !strings.Contains(resp.Error.Message, "too many client connections of uid 0") {
+		t.Fatalf("fourth connection: %+v", resp.Error)
+	}
+	held[0].Close()
+	waitHeld(t, func() int { return tc.ctl.limits.perUser.Held("0") }, 2)
+	if resp := rawCall(t, tc.sock, `{"v":1,"op":"shares"}`+"\n"); resp.Error != nil {
+		t.Fatalf("after one closed: %v", resp.Error)
+	}
+}
+
+// TestNodeConnectionsWithoutHello: connections that do not say hello hold
+// one of a few slots per address, are closed after the hello timeout, and
+// do not keep a real node out once they are gone.
+func TestNodeConnectionsWithoutHello(t *testing.T) {
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{HelloPerAddr: 2, HelloTimeout: 300 * time.Millisecond})
+	held := func() int { return tc.ctl.limits.helloPer.Held("127.0.0.1") }
+	var idle []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", tc.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	waitHeld(t, held, 2)
+	extra, err := net.Dial("tcp", tc.listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("a third connection without hello: read %v, want EOF (closed by the controller)", err)
+	}
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("idle connection after the hello timeout: read %v, want EOF", err)
+		}
+	}
+	waitHeld(t, held, 0)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 1, nil)
+	if m := n.expect(api.MsgStart); m.Start.Job.ID != id {
+		t.Fatalf("start %+v", m.Start)
+	}
+}
