@@ -161,9 +161,6 @@ func (s *Scheduler) adopted(e Adopted) error {
 	}
 	s.jobs[j.ID] = j
 	s.hold(j)
-	if j.state == Preempting {
-		s.setOrphan(j, true)
-	}
 	for _, n := range nodes {
 		s.nodeRefresh(n)
 	}

@@ -163,10 +163,6 @@ func (s *Scheduler) install(cfg Config) {
 				j.anodes = append(j.anodes, s.nodeByName[a.Node])
 			}
 			s.hold(j)
-			if j.state == Preempting {
-				j.victimOf = nil
-				s.setOrphan(j, true)
-			}
 			continue
 		}
 		if j.state == Pending {

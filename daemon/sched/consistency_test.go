@@ -13,9 +13,9 @@ import (
 func (s *Scheduler) consistent() error {
 	jobs := s.sortedJobs()
 	type nodeWant struct {
-		held, nominated, orphan gpuSet
-		cpu, nomCPU             int
-		mem, nomMem             int64
+		held, nominated, leaving gpuSet
+		cpu, nomCPU, leaveCPU    int
+		mem, nomMem, leaveMem    int64
 	}
 	want := map[*node]*nodeWant{}
 	for _, n := range s.nodes {
@@ -51,27 +51,34 @@ func (s *Scheduler) consistent() error {
 				return fmt.Errorf("job %s: GPUs %v of %s held twice", j.ID, a.GPUs, a.Node)
 			}
 			w.held = w.held.or(g)
-			if j.state == Preempting && j.victimOf == nil {
-				w.orphan = w.orphan.or(g)
+			leaving := j.state == Preempting
+			if leaving {
+				w.leaving = w.leaving.or(g)
 			}
 			if nd.cfg.CPUs > 0 {
 				w.cpu += j.CPUsPerNode
+				if leaving {
+					w.leaveCPU += j.CPUsPerNode
+				}
 			}
 			if nd.cfg.MemBytes > 0 {
 				w.mem += j.MemPerNode
+				if leaving {
+					w.leaveMem += j.MemPerNode
+				}
 			}
 			n += len(a.GPUs)
 		}
 		if j.gpuN != n {
 			return fmt.Errorf("job %s: counts %d GPUs, holds %d", j.ID, j.gpuN, n)
 		}
+		if nm := j.victimOf; nm != nil && !containsJob(nm.victims, j) {
+			return fmt.Errorf("job %s: victim of %s, which does not list it", j.ID, nm.j.ID)
+		}
 		if j.state == Preempting {
 			sw[j.share].pre += n
 		} else {
 			sw[j.share].run += n
-		}
-		if nm := j.victimOf; nm != nil && !containsJob(nm.victims, j) {
-			return fmt.Errorf("job %s: victim of %s, which does not list it", j.ID, nm.j.ID)
 		}
 	}
 	for _, p := range s.parts {
@@ -108,12 +115,12 @@ func (s *Scheduler) consistent() error {
 				if nd.cfg.MemBytes > 0 {
 					w.nomMem += j.MemPerNode
 				}
-				// Every nominated GPU still held is held by one of the
-				// nomination's own victims: nothing else frees it.
+				// Every nominated GPU still held is held by a job being
+				// preempted: nothing else frees it.
 				for _, v := range nd.jobs {
 					for k, x := range v.anodes {
-						if x == nd && !setOf(v.allocs[k].GPUs).and(g).isEmpty() && v.victimOf != nm {
-							return fmt.Errorf("nomination of %s: GPUs of %s are held by %s (%v), not its victim", j.ID, a.Node, v.ID, v.state)
+						if x == nd && !setOf(v.allocs[k].GPUs).and(g).isEmpty() && v.state != Preempting {
+							return fmt.Errorf("nomination of %s: GPUs of %s are held by %s (%v), which is not leaving", j.ID, a.Node, v.ID, v.state)
 						}
 					}
 				}
@@ -133,13 +140,16 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("node %s: held %v, jobs hold %v", n.cfg.Name, n.held.list(), w.held.list())
 		case n.nominated != w.nominated:
 			return fmt.Errorf("node %s: nominated %v, nominations hold %v", n.cfg.Name, n.nominated.list(), w.nominated.list())
-		case n.orphan != w.orphan:
-			return fmt.Errorf("node %s: orphan %v, orphaned jobs hold %v", n.cfg.Name, n.orphan.list(), w.orphan.list())
+		case n.leaving != w.leaving:
+			return fmt.Errorf("node %s: leaving %v, preempting jobs hold %v", n.cfg.Name, n.leaving.list(), w.leaving.list())
 		case n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
 			return fmt.Errorf("node %s: free %d", n.cfg.Name, n.free)
-		case n.usedCPU != w.cpu || n.nomCPU != w.nomCPU || n.usedMem != w.mem || n.nomMem != w.nomMem:
-			return fmt.Errorf("node %s: cpu %d+%d mem %d+%d, jobs %d+%d %d+%d", n.cfg.Name,
-				n.usedCPU, n.nomCPU, n.usedMem, n.nomMem, w.cpu, w.nomCPU, w.mem, w.nomMem)
+		case n.spare != n.leaving.andNot(n.nominated).count():
+			return fmt.Errorf("node %s: spare %d", n.cfg.Name, n.spare)
+		case n.usedCPU != w.cpu || n.nomCPU != w.nomCPU || n.usedMem != w.mem || n.nomMem != w.nomMem ||
+			n.leaveCPU != w.leaveCPU || n.leaveMem != w.leaveMem:
+			return fmt.Errorf("node %s: cpu %d+%d (%d leaving) mem %d+%d (%d leaving), jobs %d+%d (%d) %d+%d (%d)", n.cfg.Name,
+				n.usedCPU, n.nomCPU, n.leaveCPU, n.usedMem, n.nomMem, n.leaveMem, w.cpu, w.nomCPU, w.leaveCPU, w.mem, w.nomMem, w.leaveMem)
 		}
 	}
 	for _, sh := range s.shares {
@@ -149,9 +159,9 @@ func (s *Scheduler) consistent() error {
 		}
 	}
 	for _, p := range s.parts {
-		orphans, nonR, rIdle, over := 0, 0, 0, 0
+		spare, nonR, rIdle, over := 0, 0, 0, 0
 		for _, n := range p.nodes {
-			orphans += n.orphan.count()
+			spare += n.spare
 		}
 		for _, sh := range s.shares {
 			if sh.part != p {
@@ -167,9 +177,9 @@ func (s *Scheduler) consistent() error {
 				over++
 			}
 		}
-		if p.orphans != orphans || p.nonRUsed != nonR || p.reserveIdle != rIdle || p.overQuota != over {
-			return fmt.Errorf("partition %s: orphans/nonRUsed/reserveIdle/overQuota %d/%d/%d/%d, recomputed %d/%d/%d/%d",
-				p.cfg.Name, p.orphans, p.nonRUsed, p.reserveIdle, p.overQuota, orphans, nonR, rIdle, over)
+		if p.spare != spare || p.nonRUsed != nonR || p.reserveIdle != rIdle || p.overQuota != over {
+			return fmt.Errorf("partition %s: spare/nonRUsed/reserveIdle/overQuota %d/%d/%d/%d, recomputed %d/%d/%d/%d",
+				p.cfg.Name, p.spare, p.nonRUsed, p.reserveIdle, p.overQuota, spare, nonR, rIdle, over)
 		}
 	}
 	return nil

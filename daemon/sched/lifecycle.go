@@ -190,7 +190,7 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 
 // releaseNom gives up a preemptor's nomination: its GPUs go back to the free
 // pool (or, for those still held by victims, to the pool once they exit);
-// the victims go on exiting as orphans.
+// the victims go on exiting, their GPUs spare for the next preemptor.
 func (s *Scheduler) releaseNom(nm *nomination) {
 	j, p := nm.j, nm.part
 	for i, n := range nm.nodes {
@@ -205,7 +205,6 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	}
 	for _, v := range nm.victims {
 		v.victimOf = nil
-		s.setOrphan(v, true)
 	}
 	nm.victims = nil
 	s.shareAdd(j.share, 0, 0, -j.total())
@@ -220,20 +219,42 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	s.refresh(j)
 }
 
-// startNominated starts the preemptors whose victims have all exited.
+// startNominated starts the preemptors whose victims have exited and whose
+// nominated GPUs are no longer held (other preempting jobs on them have
+// exited too). A preemptor still
+// waiting starts at once on free GPUs elsewhere when they hold it, giving
+// up its nomination (its victims go on exiting; their GPUs are spare for
+// the next preemptor), if its share stays within its quota counting its
+// jobs still leaving.
 func (s *Scheduler) startNominated(p *partition) {
 	for i := 0; i < len(p.noms); {
 		nm := p.noms[i]
-		if len(nm.victims) > 0 {
+		j := nm.j
+		ok, wait := !s.atArrayLimit(j), len(nm.victims) > 0
+		for k, n := range nm.nodes {
+			g := setOf(nm.allocs[k].GPUs)
+			switch {
+			case !n.usable() || !n.held.andNot(n.leaving).and(g).isEmpty():
+				ok = false
+			case !n.held.and(g).isEmpty():
+				wait = true
+			}
+		}
+		// Starting elsewhere must keep the share within its quota while its
+		// own victims (in-share preemption) are still leaving.
+		if ok && wait && j.share.inUse()+j.total() <= j.share.quota() {
+			if allocs, nodes, free := s.placeFree(p, j); free {
+				s.releaseNom(nm)
+				s.start(j, allocs, nodes)
+				if j.arr != nil && j.state == Pending {
+					s.refresh(j)
+				}
+				continue
+			}
+		}
+		if ok && wait {
 			i++
 			continue
-		}
-		j := nm.j
-		ok := !s.atArrayLimit(j)
-		for k, n := range nm.nodes {
-			if !n.usable() || !n.held.and(setOf(nm.allocs[k].GPUs)).isEmpty() {
-				ok = false
-			}
 		}
 		if !ok {
 			s.releaseNom(nm)

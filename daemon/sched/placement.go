@@ -16,6 +16,13 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		n.bucket = -1
 	}
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
+	if p != nil {
+		p.spare -= n.spare
+	}
+	n.spare = n.leaving.andNot(n.nominated).count()
+	if p != nil {
+		p.spare += n.spare
+	}
 	if p == nil || !n.usable() {
 		return
 	}
@@ -71,6 +78,15 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	return allocs, picked, true
 }
 
+// placeFree is place for a job that may also wait for its nomination: it
+// finds free GPUs only when there are enough of them in total.
+func (s *Scheduler) placeFree(p *partition, j *job) ([]Alloc, []*node, bool) {
+	if p.freeAvail < j.total() {
+		return nil, nil, false
+	}
+	return s.place(p, j)
+}
+
 // hold makes j's allocations busy on their nodes and counts its GPUs for its
 // share.
 func (s *Scheduler) hold(j *job) {
@@ -87,6 +103,9 @@ func (s *Scheduler) hold(j *job) {
 		j.gpuN += len(j.allocs[i].GPUs)
 	}
 	if j.state == Preempting {
+		s.setLeaving(j, true)
+	}
+	if j.state == Preempting {
 		s.shareAdd(j.share, 0, j.gpuN, 0)
 	} else {
 		s.shareAdd(j.share, j.gpuN, 0, 0)
@@ -97,16 +116,11 @@ func (s *Scheduler) hold(j *job) {
 
 // unhold frees j's allocations (nodes are refreshed) and uncounts its GPUs.
 func (s *Scheduler) unhold(j *job) {
-	if j.state == Preempting && j.victimOf == nil {
-		s.setOrphan(j, false)
+	if j.state == Preempting {
+		s.setLeaving(j, false)
 	}
 	if nm := j.victimOf; nm != nil {
-		for i, v := range nm.victims {
-			if v == j {
-				nm.victims = append(nm.victims[:i], nm.victims[i+1:]...)
-				break
-			}
-		}
+		nm.victims = removeJob(nm.victims, j)
 		j.victimOf = nil
 	}
 	for i, n := range j.anodes {
@@ -147,22 +161,28 @@ func (s *Scheduler) unhold(j *job) {
 	j.allocs, j.anodes, j.gpuN = nil, nil, 0
 }
 
-// setOrphan marks (or unmarks) the GPUs of a preempting job that no
-// preemptor waits for: a later preemptor may claim them without new victims.
-func (s *Scheduler) setOrphan(j *job, on bool) {
+// setLeaving marks (or unmarks) what a preempting job holds as leaving: it
+// is free once the job exits, and any preemptor may count the part that no
+// nomination holds (n.spare) instead of choosing new victims. The caller
+// refreshes the nodes.
+func (s *Scheduler) setLeaving(j *job, on bool) {
 	for i, n := range j.anodes {
 		g := setOf(j.allocs[i].GPUs)
-		if on {
-			n.orphan = n.orphan.or(g)
-		} else {
-			n.orphan = n.orphan.andNot(g)
+		c, m := 0, int64(0)
+		if n.cfg.CPUs > 0 {
+			c = j.CPUsPerNode
 		}
-		if n.part != nil {
-			if on {
-				n.part.orphans += len(j.allocs[i].GPUs)
-			} else {
-				n.part.orphans -= len(j.allocs[i].GPUs)
-			}
+		if n.cfg.MemBytes > 0 {
+			m = j.MemPerNode
+		}
+		if on {
+			n.leaving = n.leaving.or(g)
+			n.leaveCPU += c
+			n.leaveMem += m
+		} else {
+			n.leaving = n.leaving.andNot(g)
+			n.leaveCPU -= c
+			n.leaveMem -= m
 		}
 	}
 }

@@ -32,9 +32,11 @@ import "sort"
 //
 // Victims are chosen placement-aware. For one node per job: every usable
 // node that hosts a candidate is tried; on each, candidates are taken in
-// victim order until free GPUs (and GPUs of preempting jobs no one waits
-// for, counted once) plus the victims' GPUs hold the request, then victims
-// not needed are put back in reverse order. The node whose set is cheapest
+// victim order until free GPUs, plus the spare GPUs of jobs already
+// leaving (preempting jobs' GPUs that no nomination holds, whichever
+// preemptor they leave for, so that every waiting preemptor counts them
+// before choosing new victims), plus the victims' GPUs hold the request;
+// then victims not needed are put back in reverse order. The node whose set is cheapest
 // wins: fewest in-share victims, then lowest highest victim priority, fewest
 // victims, fewest GPUs, fewest earlier preemptions of its victims, victims
 // earliest in victim order, node order. For N nodes the best node is chosen
@@ -42,8 +44,11 @@ import "sort"
 // quota or pool rules need them, and a last put-back pass in reverse order
 // drops every victim the result does not need. All or nothing.
 //
-// The chosen GPUs (free ones and the victims') are nominated for the job:
-// nobody else gets them, and the job starts once every victim has exited.
+// The chosen GPUs (free, spare and the victims') are nominated for the job:
+// nobody else gets them, and the job starts once every victim has exited
+// and no chosen GPU is held any more; if free GPUs elsewhere hold it first
+// (and its share stays within quota counting its jobs still leaving), it
+// starts there instead and its victims go on leaving as spare GPUs.
 // Jobs started in the same Schedule call are never victims. Within a pass,
 // a share that failed a search does not search again for a
 // request at least as large.
@@ -54,7 +59,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 	}
 	within := sh.usage()+g <= sh.quota()
 	if within && !sh.failCross.covers(j) {
-		if (p.overQuota > 0 || p.orphans > 0) && s.preempt(p, sh, j, true, false) {
+		if (p.overQuota > 0 || p.spare > 0) && s.preempt(p, sh, j, true, false) {
 			return true
 		}
 		sh.failCross = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, maxPriority}
@@ -139,36 +144,31 @@ func (se *search) untake(i int) {
 }
 
 // room returns what n offers the job with the victims taken so far: GPUs,
-// CPUs and memory (-1: not accounted). Free GPUs, plus the GPUs (CPUs,
-// memory) of preempting jobs no preemptor waits for (orphans, counted once:
-// by the loop over them, not also by n.orphan), plus the taken victims'.
+// CPUs and memory (-1: not accounted). That is what stays once every
+// preempting job has exited and every nomination has started: free GPUs,
+// plus the GPUs of preempting jobs that no nomination holds (n.spare,
+// whichever preemptor they leave for), plus the taken victims'; CPUs and
+// memory likewise (nominations count in full, preempting jobs not at all).
+// Each GPU counts once.
 func (se *search) room(n *node) (int, int, int64) {
-	g := n.free
+	g := n.free + n.spare
 	cpu, mem := -1, int64(-1)
 	if n.cfg.CPUs > 0 {
-		cpu = n.cfg.CPUs - n.usedCPU - n.nomCPU
+		cpu = n.cfg.CPUs - (n.usedCPU - n.leaveCPU) - n.nomCPU
 	}
 	if n.cfg.MemBytes > 0 {
-		mem = n.cfg.MemBytes - n.usedMem - n.nomMem
-	}
-	add := func(v *job) {
-		dg, dc, dm := gpusOn(v, n)
-		g += dg
-		if cpu >= 0 {
-			cpu += dc
-		}
-		if mem >= 0 {
-			mem += dm
-		}
-	}
-	for _, v := range n.jobs {
-		if v.state == Preempting && v.victimOf == nil {
-			add(v)
-		}
+		mem = n.cfg.MemBytes - (n.usedMem - n.leaveMem) - n.nomMem
 	}
 	for i, t := range se.taken {
 		if t {
-			add(se.cands[i])
+			dg, dc, dm := gpusOn(se.cands[i], n)
+			g += dg
+			if cpu >= 0 {
+				cpu += dc
+			}
+			if mem >= 0 {
+				mem += dm
+			}
 		}
 	}
 	return g, cpu, mem
@@ -289,7 +289,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 			}
 		}
 	}
-	if len(cands) == 0 && p.orphans == 0 {
+	if len(cands) == 0 && p.spare == 0 {
 		return false
 	}
 	sort.Slice(cands, func(a, b int) bool {
@@ -331,9 +331,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 			for n := range byNode {
 				nodes = append(nodes, n)
 			}
-			if p.orphans > 0 {
+			if p.spare > 0 {
 				for _, n := range p.nodes {
-					if !n.orphan.isEmpty() && n.usable() && byNode[n] == nil {
+					if n.spare > 0 && n.usable() && byNode[n] == nil {
 						nodes = append(nodes, n)
 					}
 				}
@@ -403,9 +403,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 func (s *Scheduler) nominate(se *search) bool {
 	j, p, sh := se.j, se.p, se.sh
 	nm := &nomination{j: j, part: p}
-	var orphans []*job
+	waits := false // on GPUs of jobs already leaving
 	for _, n := range se.chosen {
-		avail := n.valid.andNot(n.held).andNot(n.nominated).or(n.orphan)
+		avail := n.valid.andNot(n.held).andNot(n.nominated).or(n.leaving.andNot(n.nominated))
 		for _, i := range se.sel {
 			v := se.cands[i]
 			for k, x := range v.anodes {
@@ -415,20 +415,16 @@ func (s *Scheduler) nominate(se *search) bool {
 			}
 		}
 		gpus := avail.choose(n.gpus, j.GPUsPerNode)
-		gs := setOf(gpus)
-		for _, v := range n.jobs {
-			if v.state == Preempting && v.victimOf == nil && !containsJob(orphans, v) {
-				for k, x := range v.anodes {
-					if x == n && !setOf(v.allocs[k].GPUs).and(gs).isEmpty() {
-						orphans = append(orphans, v)
-					}
-				}
-			}
+		if len(gpus) != j.GPUsPerNode {
+			return false // the search's room and the GPUs disagree: never start short
+		}
+		if !setOf(gpus).and(n.leaving).isEmpty() {
+			waits = true
 		}
 		nm.allocs = append(nm.allocs, Alloc{Node: n.cfg.Name, GPUs: gpus})
 		nm.nodes = append(nm.nodes, n)
 	}
-	if len(se.sel) == 0 && len(orphans) == 0 {
+	if len(se.sel) == 0 && !waits {
 		return false
 	}
 	for k, n := range nm.nodes {
@@ -439,11 +435,6 @@ func (s *Scheduler) nominate(se *search) bool {
 		if n.cfg.MemBytes > 0 {
 			n.nomMem += j.MemPerNode
 		}
-	}
-	for _, v := range orphans {
-		s.setOrphan(v, false)
-		v.victimOf = nm
-		nm.victims = append(nm.victims, v)
 	}
 	sel := append([]int(nil), se.sel...)
 	sort.Ints(sel)
@@ -458,6 +449,10 @@ func (s *Scheduler) nominate(se *search) bool {
 		v.state = Preempting
 		v.victimOf = nm
 		nm.victims = append(nm.victims, v)
+		s.setLeaving(v, true)
+		for _, n := range v.anodes {
+			s.nodeRefresh(n)
+		}
 	}
 	for _, n := range nm.nodes {
 		s.nodeRefresh(n)

@@ -35,7 +35,7 @@ type job struct {
 
 	// preemption
 	nom      *nomination // this pending job's nomination (it preempts)
-	victimOf *nomination // this preempting job's preemptor, nil when orphaned
+	victimOf *nomination // the nomination this preempting job was chosen for, if it still waits
 
 	runIdx   int     // position in share.running while holding GPUs
 	anodes   []*node // the nodes of allocs
@@ -156,12 +156,15 @@ type node struct {
 
 	held       gpuSet
 	nominated  gpuSet
-	orphan     gpuSet // held by preempting jobs no preemptor waits for
+	leaving    gpuSet // held by preempting jobs: free once they exit
 	free       int    // valid, not held, not nominated
+	spare      int    // leaving, not nominated: room no new victim is needed for
 	usedCPU    int
 	nomCPU     int
+	leaveCPU   int // of usedCPU, the preempting jobs'
 	usedMem    int64
 	nomMem     int64
+	leaveMem   int64
 	jobs       []*job // jobs holding GPUs (or CPUs) here
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
@@ -239,7 +242,7 @@ type partition struct {
 	reserveIdle  int // sum over RESERVE shares of max(0, quota-eff)
 	overQuota    int // shares with eff() > quota
 
-	orphans   int   // GPUs of preempting jobs no preemptor waits for
+	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
 	noms      []*nomination
 	neverFits []*job
@@ -270,11 +273,13 @@ func (p *partition) borrowable() int {
 	return b
 }
 
-// nomination reserves GPUs for a pending preemptor until its victims exit.
+// nomination reserves GPUs for a pending preemptor until its victims and
+// every other preempting job that holds its GPUs (leaving for another
+// preemptor, or for none) have exited.
 type nomination struct {
 	j       *job
 	part    *partition
 	allocs  []Alloc
 	nodes   []*node
-	victims []*job
+	victims []*job // the jobs preempted for it that have not exited
 }
