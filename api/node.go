@@ -54,6 +54,9 @@ type Inventory struct {
 	CPUs     int    `json:"cpus"`
 	MemBytes int64  `json:"mem_bytes"`
 	Driver   string `json:"driver,omitempty"`
+	// Missing lists what every job of the node should get and the node
+	// lacks (a configured mount): the controller starts no job on it.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // RunningJob is a job a node still runs (or has seen end) when it says hello.

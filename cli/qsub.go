@@ -144,7 +144,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			Action: setTrue(&o.allEnv)},
 		&ucli.BoolFlag{Name: "h", Usage: "submit the job held (qrls releases it)", DisableDefaultText: true,
 			Action: setTrue(&o.hold)},
-		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's)",
+		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's); \"host\": the node's own root filesystem, read-only, where the partition allows it (host_image). Every image also gets the mounts the admin configured (sharqctl show config)",
 			Value: strValue(&o.image, nonEmpty)},
 		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
 			Value: funcValue(func(s string) error { return parseQsubW(s, o) })},

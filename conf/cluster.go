@@ -46,6 +46,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	c.Socket = t.socketPath("socket", c.Socket)
 	c.SecretFile = t.absPath("secret_file", c.SecretFile)
 	c.CheckpointRoot = t.absPath("checkpoint_root", c.CheckpointRoot)
+	c.Mounts = t.mounts("mounts", nil)
 
 	c.Listen = t.address("listen", c.Listen, false)
 	if t.has("controller") {
@@ -143,7 +144,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
 		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
-		"client_listen", "servers", "client_tls", "munge_socket")
+		"client_listen", "servers", "client_tls", "munge_socket", "mounts")
 	return c
 }
 

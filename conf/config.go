@@ -1,6 +1,8 @@
 package conf
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"sharq/daemon/sched"
@@ -34,7 +36,8 @@ type Cluster struct {
 	NodeTimeout       time.Duration // a node silent this long is marked down
 	History           time.Duration // how long finished jobs are kept
 	Metrics           string        // host:port for Prometheus /metrics; "" = off
-	CheckpointRoot    string        // per-job checkpoint directories live below it
+	CheckpointRoot    string        // per-job checkpoint directories live below it (a node may set its own)
+	Mounts            []Mount       // bind-mounted into every job of every partition
 	// DefaultShare takes the jobs submitted without -q (PBS's
 	// default_queue); "" refuses them.
 	DefaultShare string
@@ -85,9 +88,17 @@ type Partition struct {
 	// preemptions; sched.Unlimited (-1, the default) = no limit.
 	NodeFailureRetries int
 	// Confinement of the partition's jobs on the nodes (see SECURITY.md).
-	PidsLimit           int64  // most processes and threads per job and node; 0 = no limit
-	AllowUserNamespaces bool   // jobs may create user namespaces (rootless container tools)
-	Network             string // NetworkHost or NetworkNone
+	PidsLimit           int64   // most processes and threads per job and node; 0 = no limit
+	AllowUserNamespaces bool    // jobs may create user namespaces (rootless container tools)
+	Network             string  // NetworkHost or NetworkNone
+	Mounts              []Mount // the partition's own, added to the cluster's (see JobMounts)
+	// HostImage: jobs may ask for image "host" (the node's root
+	// filesystem); true when DefaultImage is "host".
+	HostImage bool
+	// CheckpointsLocal: the admin keeps checkpoints on each node's own
+	// disk; a requeued job then prefers the node that holds its checkpoint
+	// and the nodes' checkpoint roots are not expected to be shared.
+	CheckpointsLocal bool
 }
 
 // Node is one node of a [[node]] block.
@@ -102,6 +113,9 @@ type Node struct {
 	// Both slices are shared by the nodes of one [[node]] block: read-only.
 	GPUDevices   []string
 	ExtraDevices []string
+	// CheckpointRoot is where this node keeps checkpoints: its block's
+	// checkpoint_root, or the cluster's.
+	CheckpointRoot string
 }
 
 // Share is a [[share]] block: a team's quota in a partition.
@@ -177,6 +191,19 @@ func (c *Config) Node(name string) *Node {
 	return nil
 }
 
+// JobMounts is every mount a job of the partition gets: the cluster's,
+// then the partition's own, parents before the paths below them.
+func (c *Config) JobMounts(partition string) []Mount {
+	out := slices.Clone(c.Cluster.Mounts)
+	if p := c.Partition(partition); p != nil {
+		out = append(out, p.Mounts...)
+	}
+	slices.SortStableFunc(out, func(a, b Mount) int {
+		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
+	})
+	return out
+}
+
 // PartitionGPUs is the number of GPUs the partition's nodes declare.
 func (c *Config) PartitionGPUs(partition string) int {
 	n := 0
@@ -213,3 +240,7 @@ func (c *Config) Sched() sched.Config {
 	}
 	return sc
 }
+
+// HostImage is the image name that runs jobs on the node's own root
+// filesystem (runtime.HostImage).
+const HostImage = "host"

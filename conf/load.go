@@ -77,6 +77,7 @@ func (l *loader) config(doc map[string]any) *Config {
 	}
 
 	cfg.Etcd = l.etcd(root.subtable("etcd", "etcd"), cfg.Cluster.Name, cfg.Cluster.Spool)
+	l.clusterMounts, l.checkpointRoot = cfg.Cluster.Mounts, cfg.Cluster.CheckpointRoot
 
 	rt := root.subtable("runtime", "runtime")
 	if rt == nil {

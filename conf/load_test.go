@@ -87,8 +87,8 @@ func TestGoodConfigs(t *testing.T) {
 			devs := []string{"/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"}
 			extra := []string{"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"}
 			wantN := []Node{
-				{Name: "n1", Partition: "gpu", GPUs: 4, GPUDevices: devs, ExtraDevices: extra},
-				{Name: "n2", Partition: "gpu", GPUs: 4, GPUDevices: devs, ExtraDevices: extra},
+				{Name: "n1", Partition: "gpu", GPUs: 4, GPUDevices: devs, ExtraDevices: extra, CheckpointRoot: DefaultCheckpointRoot},
+				{Name: "n2", Partition: "gpu", GPUs: 4, GPUDevices: devs, ExtraDevices: extra, CheckpointRoot: DefaultCheckpointRoot},
 			}
 			if !reflect.DeepEqual(c.Nodes, wantN) {
 				t.Errorf("nodes = %+v", c.Nodes)
@@ -149,6 +149,25 @@ func TestGoodConfigs(t *testing.T) {
 			}
 			if n := c.Node("c01"); n.GPUs != 0 || len(n.GPUDevices) != 0 || n.CPUs != 8 {
 				t.Errorf("c01 = %+v", n)
+			}
+			if !reflect.DeepEqual(cl.Mounts, []Mount{{Path: "/home"}, {Path: "/datasets", ReadOnly: true}}) {
+				t.Errorf("cluster mounts = %v", cl.Mounts)
+			}
+			if !p.HostImage || !p.CheckpointsLocal || !reflect.DeepEqual(p.Mounts, []Mount{{Path: "/scratch/a100"}, {Path: "/sw", ReadOnly: true}}) {
+				t.Errorf("a100 = %+v", p)
+			}
+			if cpu := c.Partition("cpu"); cpu.DefaultImage != HostImage || !cpu.HostImage || cpu.CheckpointsLocal {
+				t.Errorf("cpu = %+v", cpu)
+			}
+			wantM := []Mount{{Path: "/home"}, {Path: "/datasets", ReadOnly: true}, {Path: "/sw", ReadOnly: true}, {Path: "/scratch/a100"}}
+			if got := c.JobMounts("a100"); !reflect.DeepEqual(got, wantM) {
+				t.Errorf("JobMounts(a100) = %v, want %v", got, wantM)
+			}
+			if n := c.Node("a1"); n.CheckpointRoot != "/local/ckpt" {
+				t.Errorf("a1 checkpoint root %q", n.CheckpointRoot)
+			}
+			if n := c.Node("c01"); n.CheckpointRoot != "/srv/ckpt" {
+				t.Errorf("c01 checkpoint root %q", n.CheckpointRoot)
 			}
 			if got := c.PartitionGPUs("a100"); got != 18 {
 				t.Errorf("PartitionGPUs(a100) = %d", got)

@@ -79,7 +79,8 @@ func (l *loader) nodes(ts []*table) []*nodeBlock {
 			tmpl.ExtraDevices = ds
 			t.checkDevicePaths("extra_devices", ds)
 		}
-		t.unknown("names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices")
+		tmpl.CheckpointRoot = t.absPath("checkpoint_root", l.checkpointRoot)
+		t.unknown("names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root")
 
 		b.nodes = make([]Node, len(names))
 		for i, n := range names {

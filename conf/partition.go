@@ -81,8 +81,26 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("network", "%q is not %q or %q", s, NetworkHost, NetworkNone)
 			}
 		}
+		p.Mounts = t.mounts("mounts", l.clusterMounts)
+		if b, ok := t.boolean("host_image"); ok {
+			p.HostImage = b
+			if !b && p.DefaultImage == HostImage {
+				t.errf("host_image", "false, but default_image is %q", HostImage)
+			}
+		}
+		if p.DefaultImage == HostImage {
+			p.HostImage = true
+		}
+		switch v := t.strDefault("checkpoints", "shared"); v {
+		case "shared":
+		case "local":
+			p.CheckpointsLocal = true
+		default:
+			t.errf("checkpoints", "%q: want \"shared\" (one checkpoint_root every node of the partition sees) or \"local\" (each node's own)", v)
+		}
 		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries",
-			"node_failure_retries", "pids_limit", "allow_user_namespaces", "network")
+			"node_failure_retries", "pids_limit", "allow_user_namespaces", "network",
+			"mounts", "host_image", "checkpoints")
 		out = append(out, p)
 	}
 	return out

@@ -13,6 +13,9 @@ type loader struct {
 	file  string
 	pos   *positions
 	probs Problems
+	// From [cluster], for the blocks read after it.
+	clusterMounts  []Mount
+	checkpointRoot string
 }
 
 // add records a problem at path (or its nearest ancestor with a position).

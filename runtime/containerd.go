@@ -50,6 +50,7 @@ type Containerd struct {
 	node      string
 	snap      string
 	host      host
+	hostRoot  string // see DefaultHostRootDir
 	log       *slog.Logger
 
 	ctx    context.Context // ends at Close: SIGKILL timers
@@ -74,6 +75,10 @@ type Option func(*Containerd)
 // only this node's containers, so node daemons can share one containerd.
 func WithNode(name string) Option { return func(c *Containerd) { c.node = name } }
 
+// WithHostRootDir sets the empty directory host-rootfs containers are made
+// on (default DefaultHostRootDir).
+func WithHostRootDir(dir string) Option { return func(c *Containerd) { c.hostRoot = dir } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *Containerd) { c.log = l } }
 
@@ -83,7 +88,7 @@ func NewContainerd(ctx context.Context, socket, namespace string, opts ...Option
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	c := &Containerd{namespace: namespace, log: slog.Default(), timers: map[string]*stopTimer{}}
+	c := &Containerd{namespace: namespace, log: slog.Default(), timers: map[string]*stopTimer{}, hostRoot: DefaultHostRootDir}
 	for _, o := range opts {
 		o(c)
 	}
@@ -160,15 +165,11 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	} else if !errdefs.IsNotFound(err) {
 		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
-	img, err := c.client.GetImage(ctx, s.Image)
-	if err != nil {
-		return fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
-	}
-	if ok, err := img.IsUnpacked(ctx, c.snap); err != nil {
-		return fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
-	} else if !ok {
-		if err := img.Unpack(ctx, c.snap); err != nil {
-			return fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
+	var img client.Image // nil: the host's root
+	if s.Image != HostImage {
+		var err error
+		if img, err = c.image(ctx, s); err != nil {
+			return err
 		}
 	}
 	// The job's paths, opened as its user (access.go); they stay open
@@ -182,18 +183,29 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	if err != nil {
 		return fmt.Errorf("start job %s: %w: %w", s.JobID, ErrBadSpec, err)
 	}
-	opts = append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)
-	ctr, err := c.client.NewContainer(ctx, id,
-		client.WithImage(img),
-		client.WithSnapshotter(c.snap),
-		client.WithNewSnapshot(id, img),
-		client.WithNewSpec(opts...),
+	ctrOpts := []client.NewContainerOpts{
 		client.WithContainerLabels(map[string]string{
 			LabelJob:  s.JobID,
 			LabelNode: c.node,
 			LabelRun:  strconv.Itoa(s.Run),
 		}),
-	)
+	}
+	if img == nil {
+		// No image and no snapshot: the root is the host's own.
+		if err := hostRootDir(c.hostRoot); err != nil {
+			return fmt.Errorf("start job %s: %w", s.JobID, err)
+		}
+		opts = append(opts, hostRootOpts(c.hostRoot))
+		ctrOpts = append(ctrOpts, client.WithNewSpec(opts...))
+	} else {
+		opts = append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)
+		ctrOpts = append(ctrOpts,
+			client.WithImage(img),
+			client.WithSnapshotter(c.snap),
+			client.WithNewSnapshot(id, img),
+			client.WithNewSpec(opts...))
+	}
+	ctr, err := c.client.NewContainer(ctx, id, ctrOpts...)
 	if errdefs.IsAlreadyExists(err) {
 		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
 	}
@@ -215,6 +227,23 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	}
 	c.log.Info("job container started", "job", s.JobID, "run", s.Run, "container", id, "pid", task.Pid())
 	return nil
+}
+
+// image finds the job's image in containerd and unpacks it for the
+// snapshotter when it is not yet.
+func (c *Containerd) image(ctx context.Context, s Spec) (client.Image, error) {
+	img, err := c.client.GetImage(ctx, s.Image)
+	if err != nil {
+		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
+	}
+	if ok, err := img.IsUnpacked(ctx, c.snap); err != nil {
+		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
+	} else if !ok {
+		if err := img.Unpack(ctx, c.snap); err != nil {
+			return nil, fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
+		}
+	}
+	return img, nil
 }
 
 // discard removes what a failed Start created.

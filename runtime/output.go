@@ -16,8 +16,12 @@ import "errors"
 // the job's user (see access.go), so the file is owned by UID:GID, mode
 // 0644, and a path the user may not write fails Start instead of being
 // created by root.
+//
+// The mount points live on the container's own /run tmpfs, so that
+// nothing is created in the image's snapshot, nor on the host's root for
+// a host-rootfs job (HostImage).
 const (
-	outputDir    = "/.sharq"
+	outputDir    = "/run/.sharq"
 	outputStdout = outputDir + "/stdout"
 	outputStderr = outputDir + "/stderr"
 )

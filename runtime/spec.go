@@ -129,11 +129,13 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 	if !join {
 		mounts = append(mounts, bind(s.Stderr, outputStderr, false))
 	}
-	if s.WorkDir != "" {
-		mounts = append(mounts, bind(s.WorkDir, s.WorkDir, false))
-	}
 	for _, m := range s.Mounts {
 		mounts = append(mounts, bind(m.Source, m.Dest, m.ReadOnly))
+	}
+	// After s.Mounts: the submit directory stays writable below a
+	// read-only site mount (/home:ro).
+	if s.WorkDir != "" {
+		mounts = append(mounts, bind(s.WorkDir, s.WorkDir, false))
 	}
 	opts = append(opts, oci.WithMounts(mounts))
 

@@ -199,6 +199,15 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		}
 		gpus = min(gpus, len(inv.GPUs))
 	}
+	var missing []string
+	if inv := h.Inventory; inv != nil {
+		missing = inv.Missing
+		for _, m := range missing {
+			if !slices.Contains(n.problems, m) {
+				n.problems = append(n.problems, m)
+			}
+		}
+	}
 	if len(n.problems) > 0 {
 		c.log.Warn("node disagrees with the configuration", "node", h.Node, "problems", n.problems)
 	}
@@ -235,6 +244,10 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	}
 	switch {
 	case n.up:
+	case len(missing) > 0:
+		// Its jobs would run without /home or /scratch: it stays down
+		// until it reconnects with everything there.
+		c.log.Error("node stays down: it lacks configured mounts", "node", h.Node, "missing", missing)
 	case gpus == 0 && cn.GPUs > 0:
 		// NodeUp{GPUs: 0} would mean "as declared": a GPU node whose NVML
 		// sees no GPU stays down instead.

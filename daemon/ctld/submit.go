@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 	"sharq/daemon/sched"
 )
 
@@ -131,6 +132,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	}
 	if j.Script == "" && len(j.Command) == 0 {
 		return badRequest("nothing to run: give a script or -- command")
+	}
+	if j.Image == conf.HostImage && !p.HostImage {
+		return badRequest(fmt.Sprintf("image %q (the node's own root filesystem) is not allowed in partition %s (host_image = true allows it)", conf.HostImage, p.Name))
 	}
 	if !filepath.IsAbs(j.WorkDir) {
 		return badRequest(fmt.Sprintf("working directory %q is not absolute", j.WorkDir))

@@ -18,10 +18,12 @@ type jobEnv struct {
 	CheckpointDir string    // SHARQ_CHECKPOINT_DIR, as the job sees it
 	GPUs          []api.GPU // the assigned GPUs, in order
 	Clients       jobClients
+	Home          string // the owner's home directory; "" = unknown
 }
 
 // buildEnv gives a job's complete environment, sorted by name: the job's
 // own variables (qsub -v / -V, PBS_O_*), then sharq's and PBS's, which win.
+// HOME, PATH, USER and LOGNAME are the login ones unless the job sets them.
 // CUDA_VISIBLE_DEVICES holds the assigned GPUs' host indices, the ones
 // whose /dev/nvidiaN nodes the container has, with CUDA_DEVICE_ORDER set so
 // CUDA numbers GPUs as NVML and nvidia-smi do; NVIDIA_VISIBLE_DEVICES names
@@ -41,6 +43,11 @@ func buildEnv(o *api.StartOrder, e jobEnv) []string {
 		}
 	}
 	setDefault("PATH", defaultPath)
+	// HOME is the user's home, as at a login prompt (qsub -v HOME=...
+	// still wins); the submit directory when the node does not know it.
+	if e.Home != "" {
+		setDefault("HOME", e.Home)
+	}
 	setDefault("HOME", j.WorkDir)
 	if j.Owner.User != "" {
 		env["USER"] = j.Owner.User

@@ -97,7 +97,16 @@ func Run(ctx context.Context, o Options) error {
 	for _, p := range inv.Problems {
 		log.Warn("the node disagrees with its configuration", "problem", p)
 	}
-	log.Info("inventory", "gpus", len(inv.GPUs), "source", inv.Source, "cpus", inv.CPUs, "mem_bytes", inv.MemBytes)
+	mounts := o.Config.JobMounts(nodeCfg.Partition)
+	inv.Missing = checkMounts(mounts)
+	for _, m := range inv.Missing {
+		log.Error("a configured mount is missing: the node runs no job until it is there and sharqd restarts", "problem", m)
+	}
+	log.Info("inventory", "gpus", len(inv.GPUs), "source", inv.Source, "cpus", inv.CPUs, "mem_bytes", inv.MemBytes, "mounts", len(mounts))
+	hostImg := false
+	if p := o.Config.Partition(nodeCfg.Partition); p != nil {
+		hostImg = p.HostImage
+	}
 
 	var part conf.Partition // zero for a node no partition names: no limits
 	if p := o.Config.Partition(nodeCfg.Partition); p != nil {
@@ -113,7 +122,8 @@ func Run(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(ctx)
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
-		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.Cluster.CheckpointRoot, part: part,
+		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: nodeCfg.CheckpointRoot, part: part,
+		mounts: mounts, hostImg: hostImg,
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()

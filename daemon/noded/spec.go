@@ -32,6 +32,11 @@ type specInput struct {
 	CheckpointRoot string
 	Partition      conf.Partition // the node's: pids limit, user namespaces, network
 	Clients        jobClients     // the client commands, munged, the controller's address
+	Mounts         []conf.Mount   // the partition's and the cluster's, parents first
+	HostImage      bool           // the partition lets jobs run on the host's root (runtime.HostImage)
+	// Home gives a user's home directory from this node's user database;
+	// nil or "" = unknown.
+	Home func(uid uint32) string
 }
 
 // prepareSpec checks a start order, writes the job's script and node file
@@ -56,6 +61,13 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	case o.Run < 0:
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: run %d", ErrBadOrder, j.ID, o.Run)
 	}
+	if image == runtime.HostImage && !in.HostImage {
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: image %q is not allowed in this node's partition (host_image)", ErrBadOrder, j.ID, image)
+	}
+	site, err := jobMounts(j.ID, in.Mounts)
+	if err != nil {
+		return runtime.Spec{}, err
+	}
 	gpus, err := pickGPUs(o.GPUs, in.GPUs)
 	if err != nil {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
@@ -76,10 +88,12 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	if err != nil {
 		return runtime.Spec{}, err
 	}
-	mounts := []runtime.Mount{
-		{Source: nodeFile, Dest: nodeFile, ReadOnly: true},
-		{Source: ckpt, Dest: ckpt},
-	}
+	// The configured mounts first: the job's own files, which may lie
+	// below them (a checkpoint root on /scratch), go on top.
+	mounts := append(site,
+		runtime.Mount{Source: nodeFile, Dest: nodeFile, ReadOnly: true},
+		runtime.Mount{Source: ckpt, Dest: ckpt},
+	)
 	mounts = append(mounts, in.Clients.mounts()...)
 	args := j.Command
 	if j.Script != "" {
@@ -113,7 +127,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		GID:     j.Owner.GID,
 		Groups:  j.Owner.Groups,
 		Args:    args,
-		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus, Clients: in.Clients}),
+		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus, Clients: in.Clients, Home: home(in.Home, j)}),
 		WorkDir: j.WorkDir,
 		Stdout:  j.Stdout,
 		Stderr:  j.Stderr,
@@ -125,6 +139,20 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		UserNS:  in.Partition.AllowUserNamespaces,
 		Network: in.Partition.Network,
 	}, nil
+}
+
+// home is the job owner's home directory: this node's user database's,
+// else the one qsub saw (PBS_O_HOME), else "".
+func home(lookup func(uint32) string, j *api.Job) string {
+	if lookup != nil {
+		if h := lookup(j.Owner.UID); filepath.IsAbs(h) {
+			return h
+		}
+	}
+	if h := j.Env["PBS_O_HOME"]; filepath.IsAbs(h) {
+		return h
+	}
+	return ""
 }
 
 // pickGPUs finds the assigned GPU indices in the inventory.

@@ -52,6 +52,8 @@ type supervisor struct {
 	ckptRoot string
 	part     conf.Partition // the node's partition: job confinement
 	clients  jobClients     // what jobs get to submit jobs
+	mounts   []conf.Mount   // configured mounts of every job
+	hostImg  bool           // the partition allows runtime.HostImage
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
@@ -119,6 +121,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 	spec, err := prepareSpec(o, specInput{
 		Node: s.node, GPUs: s.gpus, ExtraDevices: s.extra,
 		JobDir: s.store.jobDir(id), CheckpointRoot: s.ckptRoot, Partition: s.part, Clients: s.clients,
+		Mounts: s.mounts, HostImage: s.hostImg, Home: lookupHome,
 	})
 	if err != nil {
 		s.store.drop(id)
