@@ -191,6 +191,15 @@ func (c *Config) Node(name string) *Node {
 	return nil
 }
 
+// CheckpointRoot is where node n keeps checkpoints: its own
+// checkpoint_root, else the cluster's.
+func (c *Config) CheckpointRoot(n *Node) string {
+	if n != nil && n.CheckpointRoot != "" {
+		return n.CheckpointRoot
+	}
+	return c.Cluster.CheckpointRoot
+}
+
 // JobMounts is every mount a job of the partition gets: the cluster's,
 // then the partition's own, parents before the paths below them.
 func (c *Config) JobMounts(partition string) []Mount {

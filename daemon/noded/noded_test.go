@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,6 +126,9 @@ exit 3
 		"PBS_ARRAY_INDEX": "4", "PBS_ARRAY_ID": "7[].t", "SHARQ_RESTART_COUNT": "2", "SHARQ_CHECKPOINT_DIR": ckpt,
 		"CUDA_VISIBLE_DEVICES": "5,6", "NVIDIA_VISIBLE_DEVICES": "5,6", "SHARQ_GPUS": "5,6",
 		"FOO": "bar baz", "PBS_O_HOST": "login1", "USER": "alice", "LOGNAME": "alice", "HOME": o.Job.WorkDir,
+	}
+	if u, err := user.LookupId(strconv.Itoa(int(o.Job.Owner.UID))); err == nil { // the node knows the user's home
+		want["HOME"] = u.HomeDir
 	}
 	for k, v := range want {
 		if env[k] != v {

@@ -122,7 +122,7 @@ func Run(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(ctx)
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
-		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: nodeCfg.CheckpointRoot, part: part,
+		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
 		mounts: mounts, hostImg: hostImg,
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
