@@ -10,9 +10,11 @@ import (
 )
 
 // Where a job finds what it needs to submit jobs (fixed paths, the same in
-// every image).
+// every image). All below /run, the container's own tmpfs: a mount point
+// there needs no directory in the image, nor on the read-only root of a
+// host-rootfs job (runtime.HostImage).
 const (
-	jobBinDir   = "/opt/sharq/bin"
+	jobBinDir   = "/run/sharq/bin"
 	jobMungeDir = "/run/sharq/munge"
 	jobTLSCA    = "/run/sharq/client-ca.pem"
 )

@@ -41,25 +41,25 @@ func TestJobClients(t *testing.T) {
 			name:    "everything",
 			cluster: conf.Cluster{MungeSocket: sock, Servers: []string{"ctl:6818", "ctl2:6818"}, ClientTLS: true, TLSCA: "/etc/ca.pem"},
 			wantMounts: []runtime.Mount{
-				{Source: filepath.Join(bin, "qsub"), Dest: "/opt/sharq/bin/qsub", ReadOnly: true},
-				{Source: filepath.Join(bin, "qstat"), Dest: "/opt/sharq/bin/qstat", ReadOnly: true},
-				{Source: filepath.Join(bin, "qdel"), Dest: "/opt/sharq/bin/qdel", ReadOnly: true},
+				{Source: filepath.Join(bin, "qsub"), Dest: "/run/sharq/bin/qsub", ReadOnly: true},
+				{Source: filepath.Join(bin, "qstat"), Dest: "/run/sharq/bin/qstat", ReadOnly: true},
+				{Source: filepath.Join(bin, "qdel"), Dest: "/run/sharq/bin/qdel", ReadOnly: true},
 				{Source: filepath.Dir(sock), Dest: "/run/sharq/munge", ReadOnly: true},
 				{Source: "/etc/ca.pem", Dest: "/run/sharq/client-ca.pem", ReadOnly: true},
 			},
 			wantEnv: map[string]string{"SHARQ_SERVER": "ctl:6818,ctl2:6818", "SHARQ_MUNGE_SOCKET": "/run/sharq/munge/munge.socket.2",
-				"SHARQ_TLS_CA": "/run/sharq/client-ca.pem", "PATH": "/usr/bin:/bin:/opt/sharq/bin", "SHARQ_SOCKET": ""},
+				"SHARQ_TLS_CA": "/run/sharq/client-ca.pem", "PATH": "/usr/bin:/bin:/run/sharq/bin", "SHARQ_SOCKET": ""},
 			missing: 4, // qhold qrls qalter sharqctl
 		},
 		{
 			name:    "no munged, no client port",
 			cluster: conf.Cluster{MungeSocket: plain},
 			wantMounts: []runtime.Mount{
-				{Source: filepath.Join(bin, "qsub"), Dest: "/opt/sharq/bin/qsub", ReadOnly: true},
-				{Source: filepath.Join(bin, "qstat"), Dest: "/opt/sharq/bin/qstat", ReadOnly: true},
-				{Source: filepath.Join(bin, "qdel"), Dest: "/opt/sharq/bin/qdel", ReadOnly: true},
+				{Source: filepath.Join(bin, "qsub"), Dest: "/run/sharq/bin/qsub", ReadOnly: true},
+				{Source: filepath.Join(bin, "qstat"), Dest: "/run/sharq/bin/qstat", ReadOnly: true},
+				{Source: filepath.Join(bin, "qdel"), Dest: "/run/sharq/bin/qdel", ReadOnly: true},
 			},
-			wantEnv: map[string]string{"SHARQ_SERVER": "", "SHARQ_MUNGE_SOCKET": "", "SHARQ_TLS_CA": "", "PATH": "/usr/bin:/bin:/opt/sharq/bin"},
+			wantEnv: map[string]string{"SHARQ_SERVER": "", "SHARQ_MUNGE_SOCKET": "", "SHARQ_TLS_CA": "", "PATH": "/usr/bin:/bin:/run/sharq/bin"},
 			missing: 5,
 		},
 	}
@@ -97,13 +97,13 @@ func TestPrepareSpecClients(t *testing.T) {
 	}
 	var found bool
 	for _, m := range spec.Mounts {
-		found = found || m == runtime.Mount{Source: "/usr/local/bin/qsub", Dest: "/opt/sharq/bin/qsub", ReadOnly: true}
+		found = found || m == runtime.Mount{Source: "/usr/local/bin/qsub", Dest: "/run/sharq/bin/qsub", ReadOnly: true}
 	}
 	if !found {
 		t.Errorf("mounts %+v lack qsub", spec.Mounts)
 	}
 	env := strings.Join(spec.Env, "\n")
-	if !strings.Contains(env, "SHARQ_SERVER=ctl:6818") || !strings.Contains(env, ":/opt/sharq/bin\n") {
+	if !strings.Contains(env, "SHARQ_SERVER=ctl:6818") || !strings.Contains(env, ":/run/sharq/bin\n") {
 		t.Errorf("env:\n%s", env)
 	}
 }
