@@ -51,6 +51,16 @@ type HistoryEntry struct {
 	What  string    `json:"what"` // e.g. "submitted", "started on gpu01 [0 1]", "preempted for 12.lab (cross_share)"
 }
 
+// ArrayStates is PBS's array_state_count: an array's subjobs that have not
+// started or wait again (Queued, held ones included), run, are stopping,
+// or are done (Expired).
+type ArrayStates struct {
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+	Exiting int `json:"exiting"`
+	Expired int `json:"expired"`
+}
+
 // Job is the controller's record of a job: what was submitted, where it is
 // and what happened to it. It is what the spool stores and qstat shows.
 type Job struct {
@@ -90,6 +100,9 @@ type Job struct {
 	ArrayMax     int    `json:"array_max,omitempty"`
 	ArrayParent  string `json:"array_parent,omitempty"`
 	ArrayIndex   int    `json:"array_index,omitempty"`
+	// ArrayStates counts an array job's subjobs by state. qstat's answer
+	// fills it in; it is never stored.
+	ArrayStates *ArrayStates `json:"array_states,omitempty"`
 
 	State State `json:"state"`
 	// Stopping says why a stop was sent to a running job: "deleted",

@@ -219,6 +219,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 			if j.ArrayMax > 0 {
 				attr("max_run_subjobs", j.ArrayMax)
 			}
+			if st := j.ArrayStates; st != nil {
+				attr("array_state_count", fmt.Sprintf("Queued:%d Running:%d Exiting:%d Expired:%d", st.Queued, st.Running, st.Exiting, st.Expired))
+			}
 		}
 		if j.ArrayParent != "" {
 			attr("array_id", j.ArrayParent)

@@ -41,12 +41,18 @@ func sampleJobs() []api.Job {
 			ID: "103[].lab", Seq: 103, Name: "sweep", Owner: api.Owner{User: "carol"}, Share: "vision", Partition: "a100",
 			Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Walltime: 30 * time.Minute}, State: api.StateArray,
 			ArrayIndices: "0-99:2", ArrayMax: 10, SubmitTime: at(10, 30), StartTime: at(10, 45),
+			ArrayStates: &api.ArrayStates{Queued: 46, Running: 1, Expired: 3},
 		},
 		{
 			ID: "103[4].lab", Seq: 103, Name: "sweep", Owner: api.Owner{User: "carol"}, Share: "vision", Partition: "a100",
 			Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Walltime: 30 * time.Minute}, State: api.StateRunning,
 			ArrayParent: "103[].lab", ArrayIndex: 4, Allocs: []api.Alloc{{Node: "gpu03", GPUs: []int{5}}},
 			SubmitTime: at(10, 30), StartTime: at(11, 50), Used: 10 * time.Minute,
+		},
+		{
+			ID: "103[6].lab", Seq: 103, Name: "sweep", Owner: api.Owner{User: "carol"}, Share: "vision", Partition: "a100",
+			Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Walltime: 30 * time.Minute}, State: api.StateQueued,
+			ArrayParent: "103[].lab", ArrayIndex: 6, SubmitTime: at(10, 30), Reason: "ArrayTaskLimit",
 		},
 		{
 			ID: "104.lab", Seq: 104, Name: "eval", Owner: api.Owner{User: "alice"}, Share: "vision", Hold: "u", State: api.StateHeld,

@@ -324,6 +324,7 @@ func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
 		f = &api.StatFilter{}
 	}
 	var sel []*job
+	av := c.newArrayView()
 	if len(f.IDs) > 0 {
 		for _, s := range f.IDs {
 			js, e := c.lookup(s)
@@ -334,7 +335,7 @@ func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
 			for _, j := range js {
 				sel = append(sel, j)
 				if j.ArrayIndices != "" && f.Subjobs {
-					sel = append(sel, c.subjobs(j.ID)...)
+					sel = append(append(sel, av.records(j)...), av.unstarted(j)...)
 				}
 			}
 		}
@@ -345,6 +346,9 @@ func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
 				continue
 			}
 			sel = append(sel, j)
+			if j.ArrayIndices != "" && f.Subjobs {
+				sel = append(sel, av.unstarted(j)...)
+			}
 		}
 	}
 	sortJobs(sel)
@@ -366,6 +370,9 @@ func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
 			continue
 		case !f.Full:
 			rec.Script, rec.Env, rec.History, rec.Command = "", nil, nil, nil
+		}
+		if j.ArrayIndices != "" {
+			rec.ArrayStates = av.states(j)
 		}
 		resp.Jobs = append(resp.Jobs, rec)
 	}
@@ -522,16 +529,6 @@ func (c *Controller) wait(ctx context.Context, req *api.Request) *api.Response {
 	case <-ctx.Done():
 		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "controller stopping"}}
 	}
-}
-
-func (c *Controller) subjobs(parent string) []*job {
-	var out []*job
-	for _, j := range c.jobs {
-		if j.ArrayParent == parent {
-			out = append(out, j)
-		}
-	}
-	return out
 }
 
 // unstartedSubjob deletes a subjob that has not started yet (qdel 123[7]):
