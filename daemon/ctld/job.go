@@ -3,7 +3,6 @@ package ctld
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +53,11 @@ func (j *job) history(now time.Time, what string) {
 	j.History = append(j.History, api.HistoryEntry{Time: now, State: j.State, What: what})
 	const maxHistory = 200
 	if len(j.History) > maxHistory {
-		j.History = slices.Delete(j.History, 1, len(j.History)-maxHistory+1)
+		// The first entry and the latest ones, in a new array: copies of
+		// the record handed out (a qstat -f answer being written) keep
+		// theirs unchanged.
+		h := make([]api.HistoryEntry, 0, maxHistory+1)
+		j.History = append(append(h, j.History[0]), j.History[len(j.History)-maxHistory+1:]...)
 	}
 }
 
