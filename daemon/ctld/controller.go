@@ -12,6 +12,7 @@ import (
 	"sharq/conf"
 	"sharq/daemon/sched"
 	"sharq/internal/conns"
+	"sharq/internal/secret"
 	"sharq/spool"
 )
 
@@ -95,9 +96,11 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if cfg.Cluster.SecretFile != "" {
-		if c.secret, err = readSecret(cfg.Cluster.SecretFile); err != nil {
+		sec, err := secret.Read(cfg.Cluster.SecretFile)
+		if err != nil {
 			return nil, err
 		}
+		c.secret = []byte(sec)
 	}
 	c.sp = opts.Spool
 	if c.sp == nil {
@@ -127,32 +130,6 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 	if b, err := os.ReadFile(cfg.File); err == nil {
 		c.cfgText = string(b)
 	}
-}
-
-// readSecret reads the node secret; the file must be readable by its owner only.
-func readSecret(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("secret file: %w", err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("secret file %s: mode %v is readable by others; chmod 600 it", path, st.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("secret file: %w", err)
-	}
-	if len(trimSpace(b)) == 0 {
-		return nil, fmt.Errorf("secret file %s is empty", path)
-	}
-	return trimSpace(b), nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // Run serves clients on the Unix socket, node daemons on the TCP address

@@ -16,6 +16,7 @@ import (
 
 	"sharq/api"
 	"sharq/daemon/noded"
+	"sharq/internal/secret"
 	"sharq/runtime"
 )
 
@@ -514,8 +515,8 @@ func TestRefusals(t *testing.T) {
 		e := newEnv(t)
 		os.Chmod(e.cfg.Cluster.SecretFile, 0o644)
 		d := e.run(t, "n1")
-		if err := d.result(t); !errors.Is(err, noded.ErrSecretFile) {
-			t.Fatalf("Run = %v, want ErrSecretFile", err)
+		if err := d.result(t); !errors.Is(err, secret.ErrFile) {
+			t.Fatalf("Run = %v, want secret.ErrFile", err)
 		}
 		if n := e.ctl.connections(); n != 0 {
 			t.Errorf("%d connections made with an unsafe secret file", n)

@@ -10,6 +10,7 @@ import (
 
 	"sharq/api"
 	"sharq/conf"
+	"sharq/internal/secret"
 	"sharq/runtime"
 	"sharq/runtime/gpu"
 )
@@ -65,7 +66,7 @@ func Run(ctx context.Context, o Options) error {
 		log = slog.Default()
 	}
 	log = log.With("node", o.Node)
-	secret, err := ReadSecret(o.Config.Cluster.SecretFile)
+	secret, err := secret.Read(o.Config.Cluster.SecretFile)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", o.Node, err)
 	}

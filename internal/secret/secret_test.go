@@ -1,4 +1,4 @@
-package noded
+package secret
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestReadSecret(t *testing.T) {
+func TestRead(t *testing.T) {
 	cases := []struct {
 		name    string
 		content string
@@ -47,19 +47,19 @@ func TestReadSecret(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := ReadSecret(path)
+			got, err := Read(path)
 			if c.wantErr != "" {
-				if !errors.Is(err, ErrSecretFile) || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want ErrSecretFile with %q", err, c.wantErr)
+				if !errors.Is(err, ErrFile) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want ErrFile with %q", err, c.wantErr)
 				}
 				return
 			}
 			if err != nil || got != c.want {
-				t.Fatalf("ReadSecret = %q, %v; want %q", got, err, c.want)
+				t.Fatalf("Read = %q, %v; want %q", got, err, c.want)
 			}
 		})
 	}
-	if _, err := ReadSecret(""); !errors.Is(err, ErrSecretFile) {
+	if _, err := Read(""); !errors.Is(err, ErrFile) {
 		t.Errorf("no path: err = %v", err)
 	}
 }
