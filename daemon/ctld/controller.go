@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"sharq/conf"
@@ -39,10 +40,13 @@ type Controller struct {
 	cfgText string
 	auth    authConfig
 	secret  []byte
-	sp      spool.Spool
-	core    *sched.Scheduler
-	met     *metrics
-	limits  *connLimits
+	// nodeTimeoutNs is cfg.Cluster.NodeTimeout for the node connections'
+	// goroutines, which must not read cfg: a reload replaces it on the loop.
+	nodeTimeoutNs atomic.Int64
+	sp            spool.Spool
+	core          *sched.Scheduler
+	met           *metrics
+	limits        *connLimits
 
 	ops chan *op
 
@@ -127,6 +131,7 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 		c.log.Warn("config", "file", cfg.File, "warning", w)
 	}
 	c.cfg, c.auth = cfg, a
+	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
 	if b, err := os.ReadFile(cfg.File); err == nil {
 		c.cfgText = string(b)
 	}

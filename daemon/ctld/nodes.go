@@ -157,8 +157,10 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	}
 }
 
+// nodeTimeout is how long a node connection may stay silent. Node
+// connection goroutines call it, so it reads no loop-owned state.
 func (c *Controller) nodeTimeout() time.Duration {
-	if t := c.cfg.Cluster.NodeTimeout; t > 0 {
+	if t := time.Duration(c.nodeTimeoutNs.Load()); t > 0 {
 		return t
 	}
 	return 30 * time.Second

@@ -1,8 +1,11 @@
 package ctld
 
 import (
+	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sharq/api"
 )
@@ -46,4 +49,52 @@ func TestQstatFullDuringHistoryTrim(t *testing.T) {
 	if len(h) != 200 || h[0].What != "submitted to a" {
 		t.Fatalf("history has %d entries, the first %+v; want 200 from the submission", len(h), h[0])
 	}
+}
+
+// TestReloadWithNodesAttached reloads the configuration, node_timeout
+// changing each time, while attached nodes send heartbeats: their
+// connections' goroutines must not read the configuration the loop
+// replaces (run with -race).
+func TestReloadWithNodesAttached(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:4", "n2:4"}, twoShares)
+	nodes := []*scriptedNode{tc.attachNode("n1"), tc.attachNode("n2")}
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := api.Encode(n.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}); err != nil {
+					t.Errorf("heartbeat: %v", err)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	for i := range 20 {
+		timeout := []string{"3s", "4s"}[i%2]
+		next := strings.Replace(string(text), `node_timeout = "3s"`, `node_timeout = "`+timeout+`"`, 1)
+		if err := os.WriteFile(tc.conf, []byte(next), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if resp := tc.call(api.Request{Op: api.OpReconfigure}); resp.Error != nil {
+			t.Fatalf("reload %d: %v", i, resp.Error)
+		}
+		if got := tc.ctl.nodeTimeout(); got.String() != timeout {
+			t.Errorf("reload %d: node timeout %v, want %s", i, got, timeout)
+		}
+	}
+	close(stop)
+	wg.Wait()
 }
