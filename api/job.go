@@ -121,4 +121,6 @@ type Job struct {
 	// Used is the run time summed over all runs (Time Use in qstat).
 	Used    time.Duration  `json:"used,omitempty"`
 	History []HistoryEntry `json:"history,omitempty"`
+	// Acct is the job's accounting (see Usage).
+	Acct Usage `json:"acct,omitzero"`
 }

@@ -14,6 +14,7 @@ type Config struct {
 	File       string // path it was loaded from
 	Cluster    Cluster
 	Etcd       Etcd // used when Cluster.Spool is SpoolEtcd
+	Accounting Accounting
 	Runtime    Runtime
 	Partitions []Partition
 	Nodes      []Node // expanded: one entry per node name, in file order

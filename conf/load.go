@@ -88,7 +88,8 @@ func (l *loader) config(doc map[string]any) *Config {
 	partTables := root.tables("partition")
 	nodeTables := root.tables("node")
 	shareTables := root.tables("share")
-	root.unknown("cluster", "etcd", "runtime", "partition", "node", "share")
+	cfg.Accounting = l.accounting(root.subtable("accounting", "accounting"), cfg.Cluster.SpoolDir)
+	root.unknown("cluster", "etcd", "runtime", "accounting", "partition", "node", "share")
 
 	// An absent or empty array is reported here; a value of another
 	// kind was reported by tables.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"sharq/acct"
 	"sharq/conf"
 	"sharq/daemon/sched"
 	"sharq/internal/conns"
@@ -28,6 +29,8 @@ type Options struct {
 	Now func() time.Time
 	// Limits bound the connections a peer may hold (defaults when zero).
 	Limits Limits
+	// History overrides the job history store of [accounting] (tests).
+	History acct.Store
 }
 
 // Controller is sharqctld. Create it with New, then Run it.
@@ -63,6 +66,9 @@ type Controller struct {
 	startedAt time.Time
 	lastPurge time.Time
 	preempted map[string]int // per share, since start
+	// hist writes the job history on its own goroutine (nil: off).
+	hist       *history
+	lastSample time.Time
 }
 
 // ErrConfig wraps configuration problems (the conf.Problems are inside).
@@ -116,6 +122,8 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	c.startedAt = c.now()
 	c.lastPurge = c.startedAt
+	c.lastSample = c.startedAt
+	c.hist = c.newHistory(cfg.Accounting, opts.History)
 	if err := c.restore(ctx); err != nil {
 		c.sp.Close()
 		return nil, err
@@ -144,6 +152,11 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.sp.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if c.hist != nil {
+		done := make(chan struct{})
+		go func() { defer close(done); c.hist.run(ctx) }()
+		defer func() { cancel(); <-done }() // the store is closed when Run returns
+	}
 
 	cl, err := listenUnix(c.cfg.Cluster.Socket)
 	if err != nil {

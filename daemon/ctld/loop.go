@@ -174,6 +174,9 @@ func (c *Controller) tick() {
 	if now.Sub(c.lastPurge) > time.Hour {
 		c.purge(now)
 	}
+	if c.hist != nil && now.Sub(c.lastSample) >= c.cfg.Accounting.SampleInterval {
+		c.sampleShares(now)
+	}
 }
 
 func (c *Controller) markDirty(id string) { c.dirty[id] = true }
@@ -204,6 +207,18 @@ func (c *Controller) purge(now time.Time) {
 		return
 	}
 	before := now.Add(-keep)
+	if c.hist != nil {
+		lost := 0
+		for _, j := range c.jobs {
+			if j.finished() && j.EndTime.Before(before) && !j.Acct.Recorded {
+				lost++
+			}
+		}
+		if lost > 0 {
+			c.log.Error("job history: purging finished jobs the history never got (unreachable longer than the spool keeps jobs)",
+				"jobs", lost, "history", keep)
+		}
+	}
 	n, err := c.sp.Purge(bgctx, before)
 	if err != nil {
 		c.log.Error("purge history", "err", err)

@@ -26,6 +26,11 @@ type metrics struct {
 	passSeconds  prometheus.Histogram
 	spoolWrite   prometheus.Histogram
 	startLatency prometheus.Histogram
+	// The job history writer.
+	historyQueue   prometheus.Gauge
+	historyErrors  prometheus.Counter
+	historyRecords prometheus.Counter
+	historyWrite   prometheus.Histogram
 }
 
 func newMetrics() *metrics {
@@ -51,6 +56,15 @@ func newMetrics() *metrics {
 		startLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "submit_to_start_seconds",
 			Help: "Time from submission to (each) start of a job.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 12)}),
 	}
+	m.historyQueue = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "sharq", Name: "history_queued_records",
+		Help: "Finished jobs waiting to be written to the job history."})
+	m.historyErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "history_errors_total",
+		Help: "Failed job history opens and writes (they are retried)."})
+	m.historyRecords = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "history_records_total",
+		Help: "Finished jobs written to the job history."})
+	m.historyWrite = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "history_write_seconds",
+		Help: "Duration of one job history write (a batch of records and samples).", Buckets: prometheus.ExponentialBuckets(1e-4, 4, 9)})
+	m.reg.MustRegister(m.historyQueue, m.historyErrors, m.historyRecords, m.historyWrite)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

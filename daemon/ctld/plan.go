@@ -41,8 +41,12 @@ func (c *Controller) pass() {
 	for _, p := range plan.Preempts {
 		c.preempt(p, now)
 	}
-	for _, s := range plan.Starts {
+	split := c.borrowSplit(plan.Starts)
+	for i, s := range plan.Starts {
 		c.start(s, now)
+		if j := c.jobs[string(s.Job)]; j != nil {
+			j.Acct.RunBorrowed = split[i]
+		}
 	}
 	for _, pr := range plan.Pending {
 		j := c.jobs[string(pr.Job)]
@@ -60,6 +64,10 @@ func (c *Controller) pass() {
 			c.markDirty(j.ID)
 		}
 		if j.State != st {
+			c.markDirty(j.ID)
+		}
+		if eligibleReason(pr.Reason) && j.Acct.Eligible.IsZero() {
+			j.noteEligible(now)
 			c.markDirty(j.ID)
 		}
 		j.Reason, j.State = reason, st
@@ -106,6 +114,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 	}
 	j.Runs++
 	j.Stopping = ""
+	j.noteEligible(now)
 	j.history(now, "started on "+strings.Join(where, " "))
 	c.markDirty(j.ID)
 	c.met.startLatency.Observe(now.Sub(j.SubmitTime).Seconds())
@@ -134,6 +143,7 @@ func newSubjob(parent *job, id string, i int) *job {
 		j.Stderr = subjobPath(parent.Stderr, i)
 	}
 	j.History, j.Runs, j.Preemptions, j.NodeFailures, j.StartTime = nil, 0, 0, 0, time.Time{}
+	j.Acct = api.Usage{Eligible: parent.Acct.Eligible}
 	j.history(parent.SubmitTime, "submitted as part of "+parent.ID)
 	return j
 }
@@ -191,6 +201,7 @@ func (c *Controller) preempt(p sched.Preemption, now time.Time) {
 	}
 	j.Stopping = "preempted"
 	j.State = api.StateExiting
+	j.Acct.StopSent = now
 	j.history(now, fmt.Sprintf("preempted (%s) for %s", p.Kind, p.For))
 	c.markDirty(j.ID)
 	c.preempted[j.Share]++
@@ -241,10 +252,14 @@ func (c *Controller) backToQueue(j *job, now time.Time, what string) {
 // finish ends a job for good and wakes qsub -W block waiters.
 func (c *Controller) finish(j *job, now time.Time, status *int, reason, what string) {
 	c.accountRun(j, now)
+	stopping := j.Stopping
 	j.State, j.Reason, j.ExitStatus, j.EndTime = api.StateFinished, reason, status, now
 	j.parts, j.Stopping = nil, ""
 	j.history(now, what)
 	c.markDirty(j.ID)
+	if c.hist != nil {
+		c.hist.add(historyRecord(j, stopping))
+	}
 	c.wake(j)
 }
 
@@ -252,6 +267,7 @@ func (c *Controller) finish(j *job, now time.Time, status *int, reason, what str
 func (c *Controller) accountRun(j *job, now time.Time) {
 	if j.running() && !j.StartTime.IsZero() {
 		j.Used += now.Sub(j.StartTime)
+		j.accountGPUs(now)
 	}
 }
 

@@ -72,6 +72,7 @@ func (c *Controller) restore(ctx context.Context) error {
 	if len(all) > 0 {
 		c.log.Info("restored jobs from the spool", "jobs", len(all))
 	}
+	c.replayHistory()
 	return c.restoreDrained(ctx)
 }
 

@@ -47,6 +47,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	j.State = api.StateQueued
 	j.Reason, j.Allocs, j.ExitStatus, j.Runs, j.Preemptions, j.NodeFailures = "", nil, nil, 0, 0, 0
 	j.StartTime, j.EndTime, j.Used, j.History = time.Time{}, time.Time{}, 0, nil
+	j.Acct = api.Usage{}
 	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
 	j.Stderr = outputPath(j.Stderr, j.WorkDir, fmt.Sprintf("%s.e%d", j.Name, seq))
 	switch j.Join {
