@@ -32,7 +32,15 @@ type NodeMsg struct {
 	Start     *StartOrder  `json:"start,omitempty"`
 	Stop      *StopOrder   `json:"stop,omitempty"`
 	Error     string       `json:"error,omitempty"`
-	Time      time.Time    `json:"time,omitzero"`
+	// Health (hello, heartbeat) is why the node cannot start jobs now, e.g.
+	// its container runtime does not answer; "" = healthy. The controller
+	// places nothing on an unhealthy node and shows why.
+	Health string `json:"health,omitempty"`
+	// Unlisted (hello): the node could not list its containers, so Running
+	// says nothing; the controller keeps the runs it believes are there.
+	// The node says hello again once it can list them.
+	Unlisted bool      `json:"unlisted,omitempty"`
+	Time     time.Time `json:"time,omitzero"`
 }
 
 // GPU is one GPU a node reports.
@@ -69,12 +77,16 @@ type RunningJob struct {
 
 // JobStateMsg reports a change of a job on a node.
 type JobStateMsg struct {
-	JobID      string    `json:"job_id"`
-	Run        int       `json:"run"`
-	State      string    `json:"state"` // "running", "exited", "failed" (could not start)
-	ExitStatus int       `json:"exit_status"`
-	Error      string    `json:"error,omitempty"`
-	Time       time.Time `json:"time"`
+	JobID      string `json:"job_id"`
+	Run        int    `json:"run"`
+	State      string `json:"state"` // "running", "exited", "failed" (could not start)
+	ExitStatus int    `json:"exit_status"`
+	Error      string `json:"error,omitempty"`
+	// NodeFault (failed): the node, not the job, is why it could not start
+	// (its container runtime is down): the job is requeued, and the failure
+	// does not count against it.
+	NodeFault bool      `json:"node_fault,omitempty"`
+	Time      time.Time `json:"time"`
 }
 
 // StartOrder tells a node to run its part of a job.

@@ -137,7 +137,7 @@ type ShareStatus struct {
 type NodeStatus struct {
 	Name      string     `json:"name"`
 	Partition string     `json:"partition"`
-	State     string     `json:"state"` // up, down, drained
+	State     string     `json:"state"` // up, down, drained, unhealthy (Problems[0] says why)
 	GPUs      int        `json:"gpus"`
 	UsedGPUs  []int      `json:"used_gpus,omitempty"`
 	Inventory *Inventory `json:"inventory,omitempty"`

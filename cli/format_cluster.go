@@ -169,7 +169,7 @@ func writeNodeTable(w io.Writer, nodes []api.NodeStatus, sys *Sys) error {
 		switch n.State {
 		case "up":
 			state.Style = styleGreen
-		case "down":
+		case "down", "unhealthy":
 			state.Style = styleRed
 		default:
 			state.Style = styleYellow

@@ -515,6 +515,19 @@ func (c *Containerd) Remove(ctx context.Context, jobID string) error {
 	return nil
 }
 
+// healthTimeout bounds Health's call.
+const healthTimeout = 5 * time.Second
+
+// Health asks containerd for its version; see Runtime.
+func (c *Containerd) Health(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(c.nsctx(ctx), healthTimeout)
+	defer cancel()
+	if _, err := c.client.Version(ctx); err != nil {
+		return fmt.Errorf("%w: containerd: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
 // Close cancels pending SIGKILL timers (the containers keep running) and
 // closes the connection.
 func (c *Containerd) Close() error {

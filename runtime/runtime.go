@@ -29,6 +29,9 @@ type Runtime interface {
 	OOMKilled(ctx context.Context, jobID string) (bool, error)
 	// Remove deletes an exited job's container and its resources.
 	Remove(ctx context.Context, jobID string) error
+	// Health reports whether the runtime can run containers now: nil, or
+	// why not (the container daemon does not answer).
+	Health(ctx context.Context) error
 	Close() error
 }
 
@@ -73,6 +76,9 @@ type Task struct {
 var (
 	ErrExists   = errors.New("job container already exists")
 	ErrNotFound = errors.New("job container not found")
+	// ErrUnavailable wraps Health's answer while the container daemon is
+	// unreachable.
+	ErrUnavailable = errors.New("container runtime unavailable")
 	// ErrRunning: Remove of a job whose container still runs.
 	ErrRunning = errors.New("job container still running")
 )

@@ -23,6 +23,7 @@ type job struct {
 type part struct {
 	exited      bool
 	startFailed bool
+	nodeFault   bool // the start failed because of the node (api.JobStateMsg.NodeFault)
 	status      int
 	err         string
 }

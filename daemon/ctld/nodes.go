@@ -27,6 +27,10 @@ type node struct {
 	lastSeen  time.Time
 	inventory *api.Inventory
 	problems  []string
+	// unhealthy is why the node says it cannot start jobs ("" = it can);
+	// drained is an admin's drain. The core's drain is either (syncDrain).
+	unhealthy string
+	drained   bool
 	// deadline: a node not heard from by then is marked down (its jobs requeued).
 	deadline time.Time
 }
@@ -215,6 +219,8 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	}
 	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now})
 
+	c.setHealth(n, h.Health)
+
 	has := map[string]api.RunningJob{}
 	for _, r := range h.Running {
 		has[r.JobID] = r
@@ -236,6 +242,9 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		}
 	}
 	for _, j := range c.jobs {
+		if h.Unlisted {
+			break // the node cannot say what it runs: it says hello again when it can
+		}
 		if !j.running() || j.parts[h.Node] == nil || j.parts[h.Node].exited {
 			continue
 		}
@@ -288,6 +297,9 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	}
 	now := c.now()
 	n.lastSeen = now
+	if m.Type == api.MsgHeartbeat {
+		c.setHealth(n, m.Health)
+	}
 	if m.Type != api.MsgJobState || m.JobState == nil {
 		return
 	}
@@ -304,6 +316,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		j.history(s.Time, "container started on "+nc.name)
 		c.markDirty(j.ID)
 	case "exited", "failed":
+		j.parts[nc.name].nodeFault = s.State == "failed" && s.NodeFault
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == "failed", now)
 	}
 }
@@ -331,14 +344,21 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		j.Stopping = "failed"
 		c.stopJob(j, "another node of the job failed")
 	}
-	failedStart := false
+	failedStart, jobFault := false, false
 	for _, q := range j.parts {
 		if !q.exited {
 			return // the others are still stopping
 		}
 		failedStart = failedStart || q.startFailed
+		jobFault = jobFault || (q.startFailed && !q.nodeFault)
 	}
 	c.needPass = true
+	if failedStart && !jobFault {
+		// Every failure was the node's (its runtime is down): not the
+		// job's fault, so it does not count.
+		c.lostJob(j, now, "could not start on "+nodeName+": "+errText)
+		return
+	}
 	if failedStart {
 		c.startFailed(j, errText, now)
 		return
@@ -410,6 +430,40 @@ func (c *Controller) checkNodes(now time.Time) {
 	}
 }
 
+// setHealth records what a node says of its health and keeps the core's
+// drain in step: nothing is placed on an unhealthy node.
+func (c *Controller) setHealth(n *node, why string) {
+	if n.unhealthy == why {
+		return
+	}
+	if why != "" {
+		c.log.Error("node unhealthy: no new jobs there", "node", n.name, "why", why)
+	} else {
+		c.log.Info("node healthy again", "node", n.name, "was", n.unhealthy)
+	}
+	n.unhealthy = why
+	if err := c.syncDrain(n); err != nil {
+		c.log.Error("node health", "node", n.name, "err", err)
+	}
+	c.needPass = true
+}
+
+// syncDrain drains the node in the core while an admin drained it or it is
+// unhealthy, and resumes it otherwise.
+func (c *Controller) syncDrain(n *node) error {
+	want := n.drained || n.unhealthy != ""
+	for _, ni := range c.core.Nodes() {
+		if ni.Name == n.name && ni.Drained == want {
+			return nil
+		}
+	}
+	var ev sched.Event = sched.NodeResumed{Node: n.name}
+	if want {
+		ev = sched.NodeDrained{Node: n.name}
+	}
+	return c.core.Apply(ev)
+}
+
 // nodeStatus is sharqctl show nodes.
 func (c *Controller) nodeStatus() []api.NodeStatus {
 	var out []api.NodeStatus
@@ -418,11 +472,17 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 		if ni.Up {
 			st.State = "up"
 		}
-		if ni.Drained {
-			st.State = "drained"
-		}
 		if n := c.nodes[ni.Name]; n != nil {
 			st.Inventory, st.Problems, st.LastSeen = n.inventory, n.problems, n.lastSeen
+			switch {
+			case n.drained:
+				st.State = "drained"
+			case n.unhealthy != "" && ni.Up:
+				st.State = "unhealthy"
+			}
+			if n.unhealthy != "" {
+				st.Problems = append([]string{n.unhealthy}, st.Problems...)
+			}
 		}
 		out = append(out, st)
 	}

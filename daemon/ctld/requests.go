@@ -431,11 +431,14 @@ func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
 	if !c.auth.isAdmin(id) {
 		return &api.Error{Code: api.CodePermission, Message: "only admins may drain or resume nodes"}
 	}
-	var ev sched.Event = sched.NodeResumed{Node: name}
-	if drain {
-		ev = sched.NodeDrained{Node: name}
+	if c.cfg.Node(name) == nil {
+		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("no node %q", name)}
 	}
-	if err := c.core.Apply(ev); err != nil {
+	n := c.node(name)
+	was := n.drained
+	n.drained = drain
+	if err := c.syncDrain(n); err != nil {
+		n.drained = was
 		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
 	}
 	if err := c.saveDrained(); err != nil {

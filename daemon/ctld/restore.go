@@ -84,7 +84,7 @@ const drainedKey = "drained-nodes"
 func (c *Controller) saveDrained() error {
 	var names []string
 	for _, n := range c.core.Nodes() {
-		if n.Drained {
+		if cn := c.nodes[n.Name]; cn != nil && cn.drained {
 			names = append(names, n.Name)
 		}
 	}
@@ -108,7 +108,9 @@ func (c *Controller) restoreDrained(ctx context.Context) error {
 		if c.cfg.Node(n) == nil {
 			continue // removed from the configuration since
 		}
-		if err := c.core.Apply(sched.NodeDrained{Node: n}); err != nil {
+		cn := c.node(n)
+		cn.drained = true
+		if err := c.syncDrain(cn); err != nil {
 			return fmt.Errorf("restore drain of %s: %w", n, err)
 		}
 	}

@@ -191,6 +191,7 @@ type peer struct {
 	mu      sync.Mutex
 	states  []api.JobStateMsg
 	beats   int
+	health  string // of the last heartbeat
 	closed  bool
 	changed chan struct{} // closed and replaced on every message
 }
@@ -205,6 +206,7 @@ func (p *peer) read(dec *api.Decoder) {
 			p.closed = true
 		case m.Type == api.MsgHeartbeat:
 			p.beats++
+			p.health = m.Health
 		case m.Type == api.MsgJobState && m.JobState != nil:
 			p.states = append(p.states, *m.JobState)
 		}
@@ -302,17 +304,24 @@ func (p *peer) reports(id string) []api.JobStateMsg {
 // env is one test's cluster: a controller, a containerd namespace with the
 // busybox image, 8 fake GPUs, a configuration and a secret file.
 type env struct {
-	dir   string
-	ns    string
-	image string
-	gpus  []string
-	cfg   *conf.Config
-	ctl   *ctl
+	socket string // containerd's
+	dir    string
+	ns     string
+	image  string
+	gpus   []string
+	cfg    *conf.Config
+	ctl    *ctl
 }
 
 const testSecret = "correct horse battery staple"
 
 func newEnv(t *testing.T, nodes ...string) *env {
+	t.Helper()
+	return newEnvOn(t, socket, nodes...)
+}
+
+// newEnvOn is newEnv with the containerd at sock.
+func newEnvOn(t *testing.T, sock string, nodes ...string) *env {
 	t.Helper()
 	if len(nodes) == 0 {
 		nodes = []string{"n1"}
@@ -324,7 +333,7 @@ func newEnv(t *testing.T, nodes ...string) *env {
 	ns := testenv.Namespace()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	image, err := testenv.BusyboxImage(ctx, socket, ns)
+	image, err := testenv.BusyboxImage(ctx, sock, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,14 +345,14 @@ func newEnv(t *testing.T, nodes ...string) *env {
 	if err := os.WriteFile(secretFile, []byte(testSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{dir: dir, ns: ns, image: image, gpus: gpus, ctl: newCtl(t, testSecret, nil)}
+	e := &env{socket: sock, dir: dir, ns: ns, image: image, gpus: gpus, ctl: newCtl(t, testSecret, nil)}
 	e.cfg = &conf.Config{
 		File: filepath.Join(dir, "cluster.toml"),
 		Cluster: conf.Cluster{
 			Name: "t", Controller: e.ctl.addr(), SecretFile: secretFile,
 			HeartbeatInterval: 100 * time.Millisecond, CheckpointRoot: filepath.Join(dir, "ckpt"),
 		},
-		Runtime: conf.Runtime{ContainerdSocket: socket, Namespace: ns},
+		Runtime: conf.Runtime{ContainerdSocket: sock, Namespace: ns},
 	}
 	for _, n := range nodes {
 		e.cfg.Nodes = append(e.cfg.Nodes, conf.Node{
@@ -377,7 +386,7 @@ func (e *env) runtime(t *testing.T, node string) runtime.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	rt, err := runtime.NewContainerd(ctx, socket, e.ns, runtime.WithNode(node))
+	rt, err := runtime.NewContainerd(ctx, e.socket, e.ns, runtime.WithNode(node))
 	if err != nil {
 		t.Fatal(err)
 	}

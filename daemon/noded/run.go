@@ -124,30 +124,32 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
-		mounts: mounts, hostImg: hostImg,
+		mounts: mounts, hostImg: hostImg, health: newHealth(),
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()
 	defer cancel()
 
-	bo := newBackoff(o.Node, o.MinBackoff, o.MaxBackoff)
-	for {
-		err := sup.adopt()
-		if err == nil {
-			break
-		}
-		d := bo.next()
-		log.Error("cannot re-adopt the node's containers; retrying", "err", err, "in", d)
-		if !sleep(ctx, d) {
-			return nil
-		}
-	}
-	bo.reset()
-
 	heartbeat := o.Config.Cluster.HeartbeatInterval
 	if heartbeat <= 0 {
 		heartbeat = conf.DefaultHeartbeatInterval
 	}
+	// Without its containers re-adopted the node still connects, saying
+	// it is unhealthy (if the runtime is why); watchHealth re-adopts them
+	// once it can (health.go).
+	adopted := true
+	if err := sup.adopt(); err != nil {
+		adopted = false
+		log.Error("cannot re-adopt the node's containers yet; retrying while connected", "err", err)
+		sup.probe(ctx)
+	}
+	sup.wg.Add(1)
+	go func() {
+		defer sup.wg.Done()
+		sup.watchHealth(sctx, heartbeat, adopted)
+	}()
+
+	bo := newBackoff(o.Node, o.MinBackoff, o.MaxBackoff)
 	c := &conn{
 		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
 		sup: sup, log: log,
@@ -161,6 +163,10 @@ func Run(ctx context.Context, o Options) error {
 		if errors.Is(err, ErrBadSecret) {
 			log.Error("the controller refused this node's secret", "err", err)
 			return fmt.Errorf("node %s: %w", o.Node, err)
+		}
+		if errors.Is(err, errHelloAgain) {
+			log.Info("the container runtime is back: saying hello again")
+			continue
 		}
 		if welcomed {
 			bo.reset()

@@ -41,15 +41,26 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	stop := context.AfterFunc(sctx, func() { nc.Close() })
 	defer stop()
 
-	tasks, err := c.sup.rt.List(sctx)
-	if err != nil {
-		return false, fmt.Errorf("node %s: list containers: %w", c.node, err)
+	// A recovery from now on is news this hello does not carry.
+	select {
+	case <-c.sup.health.recovered:
+	default:
 	}
-	c.sup.out.supersede(tasks)
+	tasks, err := c.sup.rt.List(sctx)
+	unlisted := false
+	if err != nil {
+		if c.sup.probe(sctx) == "" {
+			return false, fmt.Errorf("node %s: list containers: %w", c.node, err)
+		}
+		// The runtime is down: say so, and say hello again once it is back.
+		unlisted = true
+	} else {
+		c.sup.out.supersede(tasks)
+	}
 	inv := c.inv.Inventory
 	hello := api.NodeMsg{
 		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret,
-		Inventory: &inv, Running: runningJobs(tasks),
+		Inventory: &inv, Running: runningJobs(tasks), Unlisted: unlisted, Health: c.sup.health.get(),
 		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(),
 	}
 	if err := c.send(nc, hello); err != nil {
@@ -115,12 +126,31 @@ func (c *conn) writer(ctx context.Context, nc net.Conn) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
-			if err := c.send(nc, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Time: time.Now()}); err != nil {
-				return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
+			if err := c.heartbeat1(nc); err != nil {
+				return err
 			}
+		case <-c.sup.health.changed:
+			if err := c.heartbeat1(nc); err != nil {
+				return err
+			}
+		case <-c.sup.health.recovered:
+			return fmt.Errorf("node %s: %w", c.node, errHelloAgain)
 		case <-c.sup.out.notify:
 		}
 	}
+}
+
+// errHelloAgain ends a session once the runtime is back, so that a new
+// hello gives the controller the node's complete list of containers.
+var errHelloAgain = errors.New("container runtime available again: saying hello again")
+
+// heartbeat1 sends one heartbeat, with the node's health.
+func (c *conn) heartbeat1(nc net.Conn) error {
+	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now()}
+	if err := c.send(nc, m); err != nil {
+		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
+	}
+	return nil
 }
 
 // reader hands the controller's orders to the supervisor, in order per job.

@@ -57,6 +57,7 @@ type supervisor struct {
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
+	health   *health
 
 	mu     sync.Mutex
 	jobs   map[string]*job
@@ -98,12 +99,16 @@ func (s *supervisor) start(o *api.StartOrder) {
 	if s.ctx.Err() != nil {
 		return
 	}
+	if j := s.get(id); j != nil && j.rec.Run == run {
+		log.Info("start order for a run already on this node; reporting its state")
+		s.reportCurrent(j)
+		return
+	}
+	if why := s.health.get(); why != "" {
+		s.failNode(id, run, why)
+		return
+	}
 	if j := s.get(id); j != nil {
-		if j.rec.Run == run {
-			log.Info("start order for a run already on this node; reporting its state")
-			s.reportCurrent(j)
-			return
-		}
 		if j.running {
 			s.fail(id, run, fmt.Errorf("job %s: run %d still runs on node %s", id, j.rec.Run, s.node))
 			return
@@ -144,6 +149,10 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	if err != nil {
 		s.store.drop(id)
+		if why := s.probe(s.ctx); why != "" {
+			s.failNode(id, run, why)
+			return
+		}
 		s.fail(id, run, fmt.Errorf("job %s: start: %w", id, err))
 		return
 	}
@@ -406,6 +415,13 @@ func (s *supervisor) reportCurrent(j *job) {
 func (s *supervisor) fail(id string, run int, err error) {
 	s.log.Error("job could not start", "job", id, "run", run, "err", err)
 	s.out.push(api.JobStateMsg{JobID: id, Run: run, State: stateFailed, ExitStatus: ExitUnknown, Error: err.Error(), Time: time.Now()})
+}
+
+// failNode reports a run that could not start because of the node (its
+// runtime is unavailable): the controller requeues the job.
+func (s *supervisor) failNode(id string, run int, why string) {
+	s.log.Error("job could not start: the node is unhealthy", "job", id, "run", run, "why", why)
+	s.out.push(api.JobStateMsg{JobID: id, Run: run, State: stateFailed, ExitStatus: ExitUnknown, Error: why, NodeFault: true, Time: time.Now()})
 }
 
 // adopt takes over every job container of the node the runtime lists, and

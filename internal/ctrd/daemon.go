@@ -20,11 +20,12 @@ type Daemon struct {
 	Socket string // gRPC address (a Unix socket path)
 	Log    string // the daemon's log file
 
-	cmd      *exec.Cmd
-	done     chan struct{}
-	waitErr  error
-	stopOnce sync.Once
-	stopErr  error
+	bin, config string // the binary and its config file
+	cmd         *exec.Cmd
+	done        chan struct{}
+	waitErr     error
+	stopOnce    sync.Once
+	stopErr     error
 }
 
 // Start starts a containerd whose files all live in dir (socket dir/c.sock,
@@ -58,24 +59,76 @@ func Start(ctx context.Context, dir string, timeout time.Duration, disable ...st
 		return nil, fmt.Errorf("start containerd: %w", err)
 	}
 	defer logf.Close()
-	c.cmd = exec.Command(bin, "--config", config)
+	c.bin, c.config = bin, config
+	if err := c.spawn(logf); err != nil {
+		return nil, fmt.Errorf("start containerd: %w", err)
+	}
+	if err := c.waitReady(ctx, timeout); err != nil {
+		_ = c.Stop()
+		return nil, fmt.Errorf("start containerd in %s: %w\n%s", dir, err, tail(c.Log, 20))
+	}
+	return c, nil
+}
+
+// spawn starts the daemon process, logging to logf.
+func (c *Daemon) spawn(logf *os.File) error {
+	c.cmd = exec.Command(c.bin, "--config", c.config)
 	c.cmd.Stdout = logf
 	c.cmd.Stderr = logf
 	// Its own process group: a ^C in the caller's terminal reaches the
 	// caller, which then stops the daemon in order.
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start containerd: %w", err)
+		return err
 	}
+	cmd, done := c.cmd, c.done
 	go func() {
-		c.waitErr = c.cmd.Wait()
-		close(c.done)
+		c.waitErr = cmd.Wait()
+		close(done)
 	}()
-	if err := c.waitReady(ctx, timeout); err != nil {
-		_ = c.Stop()
-		return nil, fmt.Errorf("start containerd in %s: %w\n%s", dir, err, tail(c.Log, 20))
+	return nil
+}
+
+// Kill ends the daemon process with SIGKILL and waits for it, leaving its
+// containers' shims running and its files in place, as a crash would:
+// Restart brings it back over them.
+func (c *Daemon) Kill() error {
+	select {
+	case <-c.done:
+		return nil
+	default:
 	}
-	return c, nil
+	if err := c.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("kill containerd: %w", err)
+	}
+	<-c.done
+	return nil
+}
+
+// Restart starts the daemon again in the same directory, after Kill, and
+// waits until it answers (as Start does).
+func (c *Daemon) Restart(ctx context.Context, timeout time.Duration) error {
+	select {
+	case <-c.done:
+	default:
+		return errors.New("restart containerd: it still runs")
+	}
+	if _, err := (Config{Dir: c.Dir, Socket: c.Socket}).Write(); err != nil {
+		return fmt.Errorf("restart containerd: %w", err)
+	}
+	logf, err := os.OpenFile(c.Log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("restart containerd: %w", err)
+	}
+	defer logf.Close()
+	c.done = make(chan struct{})
+	if err := c.spawn(logf); err != nil {
+		return fmt.Errorf("restart containerd: %w", err)
+	}
+	if err := c.waitReady(ctx, timeout); err != nil {
+		return fmt.Errorf("restart containerd in %s: %w\n%s", c.Dir, err, tail(c.Log, 20))
+	}
+	return nil
 }
 
 func (c *Daemon) waitReady(ctx context.Context, timeout time.Duration) error {

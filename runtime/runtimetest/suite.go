@@ -54,6 +54,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, env Env) {
 		{"RemoveRunning", testRemoveRunning},
 		{"WaitContext", testWaitContext},
 		{"OOMKilled", testOOMKilled},
+		{"Health", testHealth},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -409,5 +410,12 @@ func testOOMKilled(t *testing.T, h *harness) {
 		if _, err := h.rt.OOMKilled(h.ctx, s.JobID); !errors.Is(err, runtime.ErrNotFound) {
 			t.Errorf("%s: OOMKilled after Remove: %v, want ErrNotFound", tc.name, err)
 		}
+	}
+}
+
+// testHealth: a working runtime is healthy.
+func testHealth(t *testing.T, h *harness) {
+	if err := h.rt.Health(h.ctx); err != nil {
+		t.Errorf("Health of a working runtime: %v", err)
 	}
 }

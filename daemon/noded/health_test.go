@@ -1,0 +1,79 @@
+package noded_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"sharq/api"
+	"sharq/internal/testenv"
+)
+
+// containerd down: the node stays connected and says it is unhealthy, a
+// start fails as the node's fault, the running job is left alone; once
+// containerd is back the node says hello again with its containers, and
+// jobs start.
+func TestContainerdDownAndBack(t *testing.T) {
+	d, err := testenv.StartContainerd("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("stop containerd: %v", err)
+		}
+	})
+	e := newEnvOn(t, d.Socket)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	if p.hello.Health != "" {
+		t.Fatalf("hello of a healthy node: health %q", p.hello.Health)
+	}
+	p.start(t, e.order(t, "60.t", "touch started; exec sleep 1000\n"))
+	p.state(t, "60.t", "running")
+	awaitFile(t, e.workFile("60.t", "started"))
+
+	if err := d.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "an unhealthy heartbeat", func([]api.JobStateMsg, int, bool) bool {
+		return strings.Contains(p.health, "container runtime unavailable")
+	})
+	p.start(t, e.order(t, "61.t", "echo done"))
+	p.await(t, "61.t failed as the node's fault", func(states []api.JobStateMsg, _ int, _ bool) bool {
+		for _, s := range states {
+			if s.JobID == "61.t" && s.State == "failed" {
+				return true
+			}
+		}
+		return false
+	})
+	if f := p.reports("61.t")[0]; !f.NodeFault || !strings.Contains(f.Error, "unavailable") {
+		t.Fatalf("start while containerd is down: %+v, want a node fault", f)
+	}
+
+	// A new connection meanwhile: the hello says the node cannot list its
+	// containers, so the controller keeps what it knows.
+	p.conn.Close()
+	p1 := e.ctl.accept(t)
+	if !p1.hello.Unlisted || !strings.Contains(p1.hello.Health, "unavailable") || len(p1.hello.Running) != 0 {
+		t.Fatalf("hello while containerd is down: health %q unlisted %v running %+v", p1.hello.Health, p1.hello.Unlisted, p1.hello.Running)
+	}
+
+	if err := d.Restart(context.Background(), testenv.StartTimeout); err != nil {
+		t.Fatal(err)
+	}
+	p2 := e.ctl.accept(t)
+	if p2.hello.Health != "" || p2.hello.Unlisted || len(p2.hello.Running) != 1 ||
+		p2.hello.Running[0] != (api.RunningJob{JobID: "60.t", Run: 0}) {
+		t.Fatalf("hello once containerd is back: health %q unlisted %v running %+v", p2.hello.Health, p2.hello.Unlisted, p2.hello.Running)
+	}
+	o := e.order(t, "61.t", "echo done")
+	o.Run = 1
+	p2.start(t, o)
+	if x := p2.state(t, "61.t", "exited"); x.ExitStatus != 0 {
+		t.Fatalf("job after containerd came back: %+v", x)
+	}
+	p2.stop(t, "60.t", 0, "deleted")
+	p2.state(t, "60.t", "exited")
+}
