@@ -264,7 +264,13 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		// sees no GPU stays down instead.
 		c.log.Error("node stays down: NVML found none of its GPUs", "node", h.Node, "declared", cn.GPUs)
 	default:
-		if err := c.core.Apply(sched.NodeUp{Node: h.Node, GPUs: gpus}); err != nil {
+		up := sched.NodeUp{Node: h.Node, GPUs: gpus}
+		if inv := h.Inventory; inv != nil {
+			// Accounted where the configuration declares none: every job
+			// counts at least one CPU, so jobs without GPUs cannot pile up.
+			up.CPUs, up.MemBytes = max(0, inv.CPUs), max(0, inv.MemBytes)
+		}
+		if err := c.core.Apply(up); err != nil {
 			c.log.Error("node up", "node", h.Node, "err", err)
 		}
 		n.up = true

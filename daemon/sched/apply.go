@@ -398,13 +398,29 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	if e.GPUs < 0 || e.GPUs > maxNodeGPUs {
 		return fmt.Errorf("%w: node %s: %d GPUs (0..%d)", ErrInvalid, e.Node, e.GPUs, maxNodeGPUs)
 	}
+	if e.CPUs < 0 || e.CPUs > maxNodeCPUs || e.MemBytes < 0 || e.MemBytes > maxNodeMem {
+		return fmt.Errorf("%w: node %s: %d CPUs, %d bytes of memory (0..%d, 0..%d)", ErrInvalid, e.Node, e.CPUs, e.MemBytes, maxNodeCPUs, maxNodeMem)
+	}
 	n.up = true
+	if e.CPUs > 0 {
+		n.repCPU = e.CPUs
+	}
+	if e.MemBytes > 0 {
+		n.repMem = e.MemBytes
+	}
+	oc, om := n.cpus, n.mem
+	c, m := n.capacity()
+	s.setCapacity(n, c, m)
+	recountAccounts(n.part)
 	grew := false
 	if e.GPUs > 0 && e.GPUs != n.gpus {
 		grew = e.GPUs > n.gpus
 		n.gpus = e.GPUs
 		n.valid = firstN(n.gpus)
 		computeAtLeast(n.part)
+	}
+	if (oc > 0 && c > oc) || (om > 0 && m > om) {
+		grew = true // a request the old count refused may fit
 	}
 	s.nodeRefresh(n)
 	n.part.dirty = true

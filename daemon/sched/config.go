@@ -110,11 +110,13 @@ func (s *Scheduler) install(cfg Config) {
 		n := &node{cfg: nc, idx: i, gpus: nc.GPUs, bucket: -1}
 		if o := oldNodes[nc.Name]; o != nil && !o.ghost {
 			n.up, n.drain = o.up, o.drain
+			n.repCPU, n.repMem = o.repCPU, o.repMem
 			if o.cfg.GPUs == nc.GPUs && o.gpus != o.cfg.GPUs {
 				n.gpus = o.gpus // the count NodeUp reported still holds
 			}
 		}
 		n.valid = firstN(n.gpus)
+		n.cpus, n.mem = n.capacity()
 		p := s.partByName[nc.Partition]
 		n.part, n.pidx = p, len(p.nodes)
 		p.nodes = append(p.nodes, n)
@@ -154,6 +156,7 @@ func (s *Scheduler) install(cfg Config) {
 	for _, p := range s.parts {
 		s.initBuckets(p)
 		computeAtLeast(p)
+		recountAccounts(p)
 	}
 	for _, j := range all {
 		j.share = s.shareByName[j.Share]
@@ -200,6 +203,7 @@ func (s *Scheduler) ghostNode(name string, old *node) *node {
 	n := &node{cfg: Node{Name: name}, idx: len(s.nodes), ghost: true, bucket: -1}
 	if old != nil {
 		n.cfg, n.gpus = old.cfg, old.gpus
+		n.repCPU, n.repMem, n.cpus, n.mem = old.repCPU, old.repMem, old.cpus, old.mem
 	}
 	n.valid = firstN(n.gpus)
 	s.nodes = append(s.nodes, n)

@@ -55,13 +55,13 @@ func (s *Scheduler) consistent() error {
 			if leaving {
 				w.leaving = w.leaving.or(g)
 			}
-			if nd.cfg.CPUs > 0 {
-				w.cpu += j.CPUsPerNode
+			if nd.cpus > 0 {
+				w.cpu += max(1, j.CPUsPerNode)
 				if leaving {
-					w.leaveCPU += j.CPUsPerNode
+					w.leaveCPU += max(1, j.CPUsPerNode)
 				}
 			}
-			if nd.cfg.MemBytes > 0 {
+			if nd.mem > 0 {
 				w.mem += j.MemPerNode
 				if leaving {
 					w.leaveMem += j.MemPerNode
@@ -109,10 +109,10 @@ func (s *Scheduler) consistent() error {
 					return fmt.Errorf("nomination of %s: GPUs %v of %s out of range", j.ID, a.GPUs, a.Node)
 				}
 				w.nominated = w.nominated.or(g)
-				if nd.cfg.CPUs > 0 {
-					w.nomCPU += j.CPUsPerNode
+				if nd.cpus > 0 {
+					w.nomCPU += max(1, j.CPUsPerNode)
 				}
-				if nd.cfg.MemBytes > 0 {
+				if nd.mem > 0 {
 					w.nomMem += j.MemPerNode
 				}
 				// Every nominated GPU still held is held by a job being
@@ -146,6 +146,12 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("node %s: free %d", n.cfg.Name, n.free)
 		case n.spare != n.leaving.andNot(n.nominated).count():
 			return fmt.Errorf("node %s: spare %d", n.cfg.Name, n.spare)
+		case n.cpus > 0 && w.cpu > n.cpus, n.mem > 0 && w.mem > n.mem:
+			return fmt.Errorf("node %s: its jobs hold %d CPUs and %d bytes; it has %d and %d", n.cfg.Name, w.cpu, w.mem, n.cpus, n.mem)
+		case n.cpus > 0 && (n.usedCPU > n.cpus || n.usedCPU-n.leaveCPU+n.nomCPU > n.cpus):
+			return fmt.Errorf("node %s: %d CPUs, %d used (%d leaving), %d nominated", n.cfg.Name, n.cpus, n.usedCPU, n.leaveCPU, n.nomCPU)
+		case n.mem > 0 && (n.usedMem > n.mem || n.usedMem-n.leaveMem+n.nomMem > n.mem):
+			return fmt.Errorf("node %s: %d bytes, %d used (%d leaving), %d nominated", n.cfg.Name, n.mem, n.usedMem, n.leaveMem, n.nomMem)
 		case n.usedCPU != w.cpu || n.nomCPU != w.nomCPU || n.usedMem != w.mem || n.nomMem != w.nomMem ||
 			n.leaveCPU != w.leaveCPU || n.leaveMem != w.leaveMem:
 			return fmt.Errorf("node %s: cpu %d+%d (%d leaving) mem %d+%d (%d leaving), jobs %d+%d (%d) %d+%d (%d)", n.cfg.Name,

@@ -15,7 +15,8 @@
 // reservation that keeps later jobs from delaying a blocked one, reasons),
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
-// GPUs), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// GPUs; every job counts at least one CPU on a node that accounts CPUs, see
+// state.go), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart), arrays.go. Nodes start down; NodeUp makes
 // them usable. A pass looks at every share of a partition after a capacity
 // change and only at changed shares otherwise, and at most a bounded number

@@ -58,10 +58,15 @@ type JobAltered struct {
 }
 
 // NodeUp marks a node usable. GPUs, when positive, is the number of GPUs
-// the node really has (it overrides the declared count).
+// the node really has (it overrides the declared count). CPUs and MemBytes,
+// when positive, are what the node reports having: they are accounted where
+// the configuration declares none (a declared count wins, so that an
+// admin may keep some for the system).
 type NodeUp struct {
-	Node string
-	GPUs int
+	Node     string
+	GPUs     int
+	CPUs     int
+	MemBytes int64
 }
 
 // NodeDown marks a node unusable; its running jobs are treated as preempted

@@ -195,12 +195,9 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	j, p := nm.j, nm.part
 	for i, n := range nm.nodes {
 		n.nominated = n.nominated.andNot(setOf(nm.allocs[i].GPUs))
-		if n.cfg.CPUs > 0 {
-			n.nomCPU -= j.CPUsPerNode
-		}
-		if n.cfg.MemBytes > 0 {
-			n.nomMem -= j.MemPerNode
-		}
+		rc, rm := n.reqOn(j)
+			n.nomCPU -= rc
+			n.nomMem -= rm
 		s.nodeRefresh(n)
 	}
 	for _, v := range nm.victims {
@@ -262,12 +259,9 @@ func (s *Scheduler) startNominated(p *partition) {
 		}
 		for k, n := range nm.nodes {
 			n.nominated = n.nominated.andNot(setOf(nm.allocs[k].GPUs))
-			if n.cfg.CPUs > 0 {
-				n.nomCPU -= j.CPUsPerNode
-			}
-			if n.cfg.MemBytes > 0 {
-				n.nomMem -= j.MemPerNode
-			}
+			rc, rm := n.reqOn(j)
+				n.nomCPU -= rc
+				n.nomMem -= rm
 		}
 		s.shareAdd(j.share, 0, 0, -j.total())
 		j.nom = nil

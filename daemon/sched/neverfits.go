@@ -13,7 +13,8 @@ func (s *Scheduler) neverFitsNow(j *job) bool {
 		return true
 	}
 	p := sh.part
-	if j.CPUsPerNode == 0 && j.MemPerNode == 0 {
+	if j.CPUsPerNode <= 1 && j.MemPerNode == 0 {
+		// Every node that accounts CPUs has at least one.
 		return j.GPUsPerNode >= len(p.atLeast) || p.atLeast[j.GPUsPerNode] < j.Nodes
 	}
 	n := 0

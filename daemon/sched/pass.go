@@ -235,7 +235,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	if s.tryPreempt(p, sh, j) {
 		return false
 	}
-	r := ReasonResources
+	r := s.shortOf(p, j)
 	if !fitsPool && g <= p.slack() {
 		// Only the pool room reserved for a blocked job ahead of it in its
 		// share stops it.
@@ -290,7 +290,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 			*borrowed = true
 			return true
 		}
-		r = ReasonResources
+		r = s.shortOf(p, j)
 	}
 	if s.tryPreempt(p, sh, j) {
 		return false

@@ -78,6 +78,51 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	return allocs, picked, true
 }
 
+// shortOf says what keeps j from free room: ReasonCPUs when enough usable
+// nodes have its GPUs free but too few of them its CPUs, ReasonMemory when
+// enough have its GPUs and CPUs free but too few its memory, else
+// ReasonResources (GPUs, or a rule that is not about one node). It costs a
+// look at every node, and is asked only for a job about to be reported
+// blocked.
+func (s *Scheduler) shortOf(p *partition, j *job) Reason {
+	if !p.accounts {
+		return ReasonResources
+	}
+	gpu, cpu, mem := 0, 0, 0
+	for _, n := range p.nodes {
+		if !n.usable() || n.free < j.GPUsPerNode {
+			continue
+		}
+		gpu++
+		if fitsCPU(j, n.cpuFree(), -1) {
+			cpu++
+			if fitsCPU(j, -1, n.memFree()) {
+				mem++
+			}
+		}
+	}
+	switch {
+	case gpu < j.Nodes:
+		return ReasonResources
+	case cpu < j.Nodes:
+		return ReasonCPUs
+	case mem < j.Nodes:
+		return ReasonMemory
+	}
+	return ReasonResources
+}
+
+// recountAccounts notes whether any node of p accounts CPUs or memory.
+func recountAccounts(p *partition) {
+	p.accounts = false
+	for _, n := range p.nodes {
+		if n.cpus > 0 || n.mem > 0 {
+			p.accounts = true
+			return
+		}
+	}
+}
+
 // placeFree is place for a job that may also wait for its nomination: it
 // finds free GPUs only when there are enough of them in total.
 func (s *Scheduler) placeFree(p *partition, j *job) ([]Alloc, []*node, bool) {
@@ -93,12 +138,9 @@ func (s *Scheduler) hold(j *job) {
 	j.gpuN = 0
 	for i, n := range j.anodes {
 		n.held = n.held.or(setOf(j.allocs[i].GPUs))
-		if n.cfg.CPUs > 0 {
-			n.usedCPU += j.CPUsPerNode
-		}
-		if n.cfg.MemBytes > 0 {
-			n.usedMem += j.MemPerNode
-		}
+		rc, rm := n.reqOn(j)
+			n.usedCPU += rc
+			n.usedMem += rm
 		n.jobs = append(n.jobs, j)
 		j.gpuN += len(j.allocs[i].GPUs)
 	}
@@ -125,12 +167,9 @@ func (s *Scheduler) unhold(j *job) {
 	}
 	for i, n := range j.anodes {
 		n.held = n.held.andNot(setOf(j.allocs[i].GPUs))
-		if n.cfg.CPUs > 0 {
-			n.usedCPU -= j.CPUsPerNode
-		}
-		if n.cfg.MemBytes > 0 {
-			n.usedMem -= j.MemPerNode
-		}
+		rc, rm := n.reqOn(j)
+			n.usedCPU -= rc
+			n.usedMem -= rm
 		for k, x := range n.jobs {
 			if x == j {
 				n.jobs = append(n.jobs[:k], n.jobs[k+1:]...)
@@ -168,13 +207,7 @@ func (s *Scheduler) unhold(j *job) {
 func (s *Scheduler) setLeaving(j *job, on bool) {
 	for i, n := range j.anodes {
 		g := setOf(j.allocs[i].GPUs)
-		c, m := 0, int64(0)
-		if n.cfg.CPUs > 0 {
-			c = j.CPUsPerNode
-		}
-		if n.cfg.MemBytes > 0 {
-			m = j.MemPerNode
-		}
+		c, m := n.reqOn(j)
 		if on {
 			n.leaving = n.leaving.or(g)
 			n.leaveCPU += c

@@ -111,13 +111,7 @@ func (a cost) less(b cost) bool {
 func gpusOn(v *job, n *node) (int, int, int64) {
 	for i, x := range v.anodes {
 		if x == n {
-			c, m := 0, int64(0)
-			if n.cfg.CPUs > 0 {
-				c = v.CPUsPerNode
-			}
-			if n.cfg.MemBytes > 0 {
-				m = v.MemPerNode
-			}
+			c, m := n.reqOn(v)
 			return len(v.allocs[i].GPUs), c, m
 		}
 	}
@@ -153,11 +147,11 @@ func (se *search) untake(i int) {
 func (se *search) room(n *node) (int, int, int64) {
 	g := n.free + n.spare
 	cpu, mem := -1, int64(-1)
-	if n.cfg.CPUs > 0 {
-		cpu = n.cfg.CPUs - (n.usedCPU - n.leaveCPU) - n.nomCPU
+	if n.cpus > 0 {
+		cpu = n.cpus - (n.usedCPU - n.leaveCPU) - n.nomCPU
 	}
-	if n.cfg.MemBytes > 0 {
-		mem = n.cfg.MemBytes - (n.usedMem - n.leaveMem) - n.nomMem
+	if n.mem > 0 {
+		mem = n.mem - (n.usedMem - n.leaveMem) - n.nomMem
 	}
 	for i, t := range se.taken {
 		if t {
@@ -429,12 +423,9 @@ func (s *Scheduler) nominate(se *search) bool {
 	}
 	for k, n := range nm.nodes {
 		n.nominated = n.nominated.or(setOf(nm.allocs[k].GPUs))
-		if n.cfg.CPUs > 0 {
-			n.nomCPU += j.CPUsPerNode
-		}
-		if n.cfg.MemBytes > 0 {
-			n.nomMem += j.MemPerNode
-		}
+		rc, rm := n.reqOn(j)
+			n.nomCPU += rc
+			n.nomMem += rm
 	}
 	sel := append([]int(nil), se.sel...)
 	sort.Ints(sel)

@@ -27,15 +27,23 @@ type world struct {
 	// reloaded: the configuration changed at some point; running jobs keep
 	// what they hold, so only shares that start jobs must be within limits.
 	reloaded bool
+	cpus     bool // nodes may account CPUs and memory; jobs ask for them
 }
 
-func genConfig(t *rapid.T) Config {
+// genConfig draws a configuration; with cpus, nodes may account CPUs and
+// memory (and jobs ask for them, or for no GPU at all).
+func genConfig(t *rapid.T, cpus bool) Config {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
 	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries}}}
 	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
 	for i := 0; i < nn; i++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")})
+		n := Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")}
+		if cpus {
+			n.CPUs = rapid.SampledFrom([]int{0, 1, 2, 4, 8}).Draw(t, "cpus")
+			n.MemBytes = rapid.SampledFrom([]int64{0, 4, 16}).Draw(t, "mem")
+		}
+		cfg.Nodes = append(cfg.Nodes, n)
 	}
 	ns := rapid.IntRange(2, 4).Draw(t, "shares")
 	for i := 0; i < ns; i++ {
@@ -110,6 +118,11 @@ func (w *world) step(nodeEvents bool) {
 			Priority:    rapid.IntRange(0, 3).Draw(w.t, "prio"),
 			Nodes:       rapid.SampledFrom([]int{1, 1, 1, 2}).Draw(w.t, "jn"),
 			GPUsPerNode: rapid.IntRange(1, 9).Draw(w.t, "jg"),
+		}
+		if w.cpus {
+			j.GPUsPerNode = rapid.IntRange(0, 9).Draw(w.t, "jg0")
+			j.CPUsPerNode = rapid.IntRange(0, 3).Draw(w.t, "jc")
+			j.MemPerNode = rapid.SampledFrom([]int64{0, 0, 1, 4}).Draw(w.t, "jm")
 		}
 		if rapid.IntRange(0, 9).Draw(w.t, "arr") == 0 {
 			j.ID = JobID(fmt.Sprintf("%d[]", w.seq))
@@ -485,12 +498,12 @@ func (w *world) checkLiveness() {
 }
 
 func runWorld(t *rapid.T, nodeEvents bool) *world {
-	cfg := genConfig(t)
+	cfg := genConfig(t, nodeEvents)
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, n := range cfg.Nodes {
 		w.apply(NodeUp{Node: n.Name})
 	}

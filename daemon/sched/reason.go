@@ -7,7 +7,7 @@ type Reason uint8
 const (
 	ReasonNone               Reason = iota
 	ReasonPriority                  // jobs ahead of it in its share's queue go first
-	ReasonResources                 // not enough free GPUs (or CPUs, memory) on usable nodes
+	ReasonResources                 // not enough free GPUs on usable nodes
 	ReasonQuota                     // its share is at its quota and nothing can be borrowed
 	ReasonBorrowLimit               // borrowing more would pass the share's borrow limit
 	ReasonPreempting                // victims were sent SIGTERM; it starts when they exit
@@ -21,6 +21,8 @@ const (
 	ReasonDependencyNeverMet        // failed: a dependency can no longer be satisfied
 	ReasonPreemptionRetries         // failed: preempted more often than preemption_retries
 	ReasonNodeFailureRetries        // failed: lost its node more often than node_failure_retries
+	ReasonCPUs                      // enough free GPUs, but no node has the CPUs it counts free
+	ReasonMemory                    // enough free GPUs and CPUs, but no node has its memory free
 	numReasons
 )
 
@@ -41,6 +43,8 @@ var reasonNames = [numReasons]string{
 	ReasonDependencyNeverMet: "DependencyNeverSatisfied",
 	ReasonPreemptionRetries:  "PreemptionRetriesExhausted",
 	ReasonNodeFailureRetries: "NodeFailureRetriesExhausted",
+	ReasonCPUs:               "InsufficientCPUs",
+	ReasonMemory:             "InsufficientMemory",
 }
 
 func (r Reason) String() string {

@@ -17,7 +17,7 @@ import (
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
-//	up NODE|all [gpus=N]      down NODE      drain NODE      resume NODE
+//	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
 //	       [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
@@ -421,13 +421,21 @@ func parseScenario(text string) (*scenario, error) {
 			if e != nil {
 				return nil, fail("%v", e)
 			}
+			c, e := scInt(kv, "cpus", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			m, e := scInt(kv, "mem", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
 			if args[0] == "all" {
 				for _, n := range sc.cfg.Nodes {
-					sc.steps = append(sc.steps, scStep{line: line, text: raw, ev: NodeUp{Node: n.Name, GPUs: g}})
+					sc.steps = append(sc.steps, scStep{line: line, text: raw, ev: NodeUp{Node: n.Name, GPUs: g, CPUs: c, MemBytes: int64(m)}})
 				}
 				continue
 			}
-			st.ev = NodeUp{Node: args[0], GPUs: g}
+			st.ev = NodeUp{Node: args[0], GPUs: g, CPUs: c, MemBytes: int64(m)}
 		case "down", "drain", "resume", "cancel", "requeue":
 			if err = need(1); err != nil {
 				return nil, err

@@ -165,6 +165,10 @@ type node struct {
 	usedMem    int64
 	nomMem     int64
 	leaveMem   int64
+	cpus       int   // CPUs accounted (0: not accounted); see reqOn
+	mem        int64 // memory accounted, bytes (0: not accounted)
+	repCPU     int   // the CPUs NodeUp reported (0: none)
+	repMem     int64 // the memory NodeUp reported (0: none)
 	jobs       []*job // jobs holding GPUs (or CPUs) here
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
@@ -172,32 +176,47 @@ type node struct {
 
 func (n *node) usable() bool { return n.up && !n.drain && !n.ghost }
 
+// CPU and memory accounting. A node accounts CPUs when it has a CPU count
+// (n.cpus: the configuration's, or when that is 0 the count the node
+// reported in NodeUp) and memory likewise. On such a node every job counts:
+// a job that names no CPUs counts one (PBS's default ncpus=1), so jobs
+// without GPUs cannot pile up without bound; memory counts what the job
+// asks for (0 when it names none).
+
+// cpuReq is the CPUs a job counts on a node that accounts CPUs.
+func (j *job) cpuReq() int { return max(1, j.CPUsPerNode) }
+
+// reqOn is what j counts on n: CPUs and memory (0 where n does not
+// account them).
+func (n *node) reqOn(j *job) (int, int64) {
+	c, m := 0, int64(0)
+	if n.cpus > 0 {
+		c = j.cpuReq()
+	}
+	if n.mem > 0 {
+		m = j.MemPerNode
+	}
+	return c, m
+}
+
 func (n *node) cpuFree() int {
-	if n.cfg.CPUs <= 0 {
+	if n.cpus <= 0 {
 		return -1
 	}
-	f := n.cfg.CPUs - n.usedCPU - n.nomCPU
-	if f < 0 {
-		f = 0
-	}
-	return f
+	return max(0, n.cpus-n.usedCPU-n.nomCPU)
 }
 
 func (n *node) memFree() int64 {
-	if n.cfg.MemBytes <= 0 {
+	if n.mem <= 0 {
 		return -1
 	}
-	f := n.cfg.MemBytes - n.usedMem - n.nomMem
-	if f < 0 {
-		f = 0
-	}
-	return f
+	return max(0, n.mem-n.usedMem-n.nomMem)
 }
 
 // fitsCPU says whether a job's CPU and memory request fits the given free
 // amounts (-1: not accounted).
 func fitsCPU(j *job, cpu int, mem int64) bool {
-	if j.CPUsPerNode > 0 && cpu >= 0 && j.CPUsPerNode > cpu {
+	if cpu >= 0 && j.cpuReq() > cpu {
 		return false
 	}
 	if j.MemPerNode > 0 && mem >= 0 && j.MemPerNode > mem {
@@ -211,13 +230,54 @@ func (n *node) fitsDeclared(j *job) bool {
 	if j.GPUsPerNode > n.gpus {
 		return false
 	}
-	if j.CPUsPerNode > 0 && n.cfg.CPUs > 0 && j.CPUsPerNode > n.cfg.CPUs {
+	if n.cpus > 0 && j.cpuReq() > n.cpus {
 		return false
 	}
-	if j.MemPerNode > 0 && n.cfg.MemBytes > 0 && j.MemPerNode > n.cfg.MemBytes {
+	if j.MemPerNode > 0 && n.mem > 0 && j.MemPerNode > n.mem {
 		return false
 	}
 	return true
+}
+
+// capacity is what n accounts: the configured CPU and memory counts, or
+// where one is 0 what the node reported.
+func (n *node) capacity() (int, int64) {
+	c, m := n.cfg.CPUs, n.cfg.MemBytes
+	if c <= 0 {
+		c = n.repCPU
+	}
+	if m <= 0 {
+		m = n.repMem
+	}
+	return c, m
+}
+
+// setCapacity sets the node's CPU and memory counts (0: not accounted) and
+// recounts what its jobs and nominations use of them.
+func (s *Scheduler) setCapacity(n *node, cpus int, mem int64) {
+	if n.cpus == cpus && n.mem == mem {
+		return
+	}
+	n.cpus, n.mem = cpus, mem
+	n.usedCPU, n.usedMem, n.leaveCPU, n.leaveMem, n.nomCPU, n.nomMem = 0, 0, 0, 0, 0, 0
+	for _, j := range n.jobs {
+		c, m := n.reqOn(j)
+		n.usedCPU += c
+		n.usedMem += m
+		if j.state == Preempting {
+			n.leaveCPU += c
+			n.leaveMem += m
+		}
+	}
+	if n.part != nil {
+		for _, nm := range n.part.noms {
+			if containsNode(nm.nodes, n) {
+				c, m := n.reqOn(nm.j)
+				n.nomCPU += c
+				n.nomMem += m
+			}
+		}
+	}
 }
 
 // partition is one partition's state, with its nodes indexed by free GPU
@@ -243,6 +303,7 @@ type partition struct {
 	overQuota    int // shares with eff() > quota
 
 	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
+	accounts  bool  // some node accounts CPUs or memory
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
 	noms      []*nomination
 	neverFits []*job

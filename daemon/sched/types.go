@@ -41,6 +41,12 @@ func ParseStrategy(s string) (Strategy, error) {
 	return 0, fmt.Errorf("unknown strategy %q (want RESERVE, LEND or LEND_AND_BORROW)", s)
 }
 
+// Bounds on what a node may report (NodeUp).
+const (
+	maxNodeCPUs = 1 << 20
+	maxNodeMem  = 1 << 52
+)
+
 // Unlimited is the BorrowLimit and PreemptionRetries value meaning "no limit".
 const Unlimited = -1
 
