@@ -454,7 +454,7 @@ echo "parent done"
 			t.Errorf("child started %v, before its parent ended %v", cj.StartTime, pj.EndTime)
 		}
 		cout := c.read("child.o" + seqOf(child))
-		if !strings.Contains(cout, "child of "+parent) || !strings.Contains(cout, "O_WORKDIR="+c.workdir) || !strings.Contains(cout, "/opt/sharq/bin") {
+		if !strings.Contains(cout, "child of "+parent) || !strings.Contains(cout, "O_WORKDIR="+c.workdir) || !strings.Contains(cout, "/run/sharq/bin") {
 			t.Errorf("child output %q: want its PBS_O_* from the parent job", cout)
 		}
 	})

@@ -56,6 +56,7 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 	}
 	defer func() { release() }()
 	authenticated := false
+	var owner uint32 // the uid of the connection's first credential
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
@@ -81,7 +82,14 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 			api.Encode(conn, &api.Response{V: api.Version, Error: aerr})
 			return
 		}
+		if authenticated && id.UID != owner {
+			c.log.Warn("remote client refused", "remote", remote, "uid", id.UID, "connection_uid", owner)
+			api.Encode(conn, &api.Response{V: api.Version, Error: &api.Error{Code: api.CodeAuth,
+				Message: "authentication failed: a connection serves one user; this one is uid " + strconv.FormatUint(uint64(owner), 10)}})
+			return
+		}
 		if !authenticated {
+			owner = id.UID
 			release()
 			if release, err = c.limits.user(id.UID); err != nil {
 				release = func() {}

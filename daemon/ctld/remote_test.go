@@ -204,3 +204,31 @@ func TestNSSUser(t *testing.T) {
 		t.Errorf("unknown uid: %q %v", name, groups)
 	}
 }
+
+// A connection is one user's: a credential of another uid on it is refused.
+func TestRemoteClientOneUserPerConnection(t *testing.T) {
+	m := startMunged(t, "")
+	addr := freeAddr(t)
+	newTestClusterWith(t, []string{"n1:8"}, twoShares, "client_listen = \""+addr+"\"\nmunge_socket = \""+m.Socket+"\"")
+	req := line(t, api.Request{V: api.Version, Op: api.OpShares})
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dec := api.NewDecoderLimit(conn, 1<<30)
+	for i, uid := range []uint32{remoteUID, remoteUID + 1} {
+		cred := line(t, api.Credential{V: api.Version, Munge: credentialAs(t, m.Socket, uid, api.RequestPayload(req), 300)})
+		conn.Write(append(cred, req...))
+		var resp api.Response
+		if err := dec.ReadResponse(&resp); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if i == 0 && resp.Error != nil {
+			t.Fatalf("first request: %v", resp.Error)
+		}
+		if i == 1 && (resp.Error == nil || resp.Error.Code != api.CodeAuth || !strings.Contains(resp.Error.Message, "one user")) {
+			t.Fatalf("second uid on the connection: %+v", resp.Error)
+		}
+	}
+}
