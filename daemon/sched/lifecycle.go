@@ -196,8 +196,8 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	for i, n := range nm.nodes {
 		n.nominated = n.nominated.andNot(setOf(nm.allocs[i].GPUs))
 		rc, rm := n.reqOn(j)
-			n.nomCPU -= rc
-			n.nomMem -= rm
+		n.nomCPU -= rc
+		n.nomMem -= rm
 		s.nodeRefresh(n)
 	}
 	for _, v := range nm.victims {
@@ -260,8 +260,8 @@ func (s *Scheduler) startNominated(p *partition) {
 		for k, n := range nm.nodes {
 			n.nominated = n.nominated.andNot(setOf(nm.allocs[k].GPUs))
 			rc, rm := n.reqOn(j)
-				n.nomCPU -= rc
-				n.nomMem -= rm
+			n.nomCPU -= rc
+			n.nomMem -= rm
 		}
 		s.shareAdd(j.share, 0, 0, -j.total())
 		j.nom = nil

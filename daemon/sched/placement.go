@@ -139,8 +139,8 @@ func (s *Scheduler) hold(j *job) {
 	for i, n := range j.anodes {
 		n.held = n.held.or(setOf(j.allocs[i].GPUs))
 		rc, rm := n.reqOn(j)
-			n.usedCPU += rc
-			n.usedMem += rm
+		n.usedCPU += rc
+		n.usedMem += rm
 		n.jobs = append(n.jobs, j)
 		j.gpuN += len(j.allocs[i].GPUs)
 	}
@@ -168,8 +168,8 @@ func (s *Scheduler) unhold(j *job) {
 	for i, n := range j.anodes {
 		n.held = n.held.andNot(setOf(j.allocs[i].GPUs))
 		rc, rm := n.reqOn(j)
-			n.usedCPU -= rc
-			n.usedMem -= rm
+		n.usedCPU -= rc
+		n.usedMem -= rm
 		for k, x := range n.jobs {
 			if x == j {
 				n.jobs = append(n.jobs[:k], n.jobs[k+1:]...)

@@ -424,8 +424,8 @@ func (s *Scheduler) nominate(se *search) bool {
 	for k, n := range nm.nodes {
 		n.nominated = n.nominated.or(setOf(nm.allocs[k].GPUs))
 		rc, rm := n.reqOn(j)
-			n.nomCPU += rc
-			n.nomMem += rm
+		n.nomCPU += rc
+		n.nomMem += rm
 	}
 	sel := append([]int(nil), se.sel...)
 	sort.Ints(sel)

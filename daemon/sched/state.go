@@ -165,10 +165,10 @@ type node struct {
 	usedMem    int64
 	nomMem     int64
 	leaveMem   int64
-	cpus       int   // CPUs accounted (0: not accounted); see reqOn
-	mem        int64 // memory accounted, bytes (0: not accounted)
-	repCPU     int   // the CPUs NodeUp reported (0: none)
-	repMem     int64 // the memory NodeUp reported (0: none)
+	cpus       int    // CPUs accounted (0: not accounted); see reqOn
+	mem        int64  // memory accounted, bytes (0: not accounted)
+	repCPU     int    // the CPUs NodeUp reported (0: none)
+	repMem     int64  // the memory NodeUp reported (0: none)
 	jobs       []*job // jobs holding GPUs (or CPUs) here
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
