@@ -92,6 +92,7 @@ type spec struct {
 	shares string
 	grace  string
 	extra  string // appended to [cluster]
+	part   string // appended to the [[partition]] block
 }
 
 func newCluster(t testing.TB, s spec) *cluster {
@@ -158,8 +159,9 @@ nodes = %q
 default_image = %q
 preempt_grace = %q
 max_walltime = "1h"
+%s
 `, filepath.Join(c.dir, "spool"), c.sock, c.addr, c.addr, filepath.Join(c.dir, "secret"), filepath.Join(c.dir, "ckpt"), s.extra,
-		ctrSock, c.ns, strings.Join(s.nodes, ","), c.image, s.grace)
+		ctrSock, c.ns, strings.Join(s.nodes, ","), c.image, s.grace, s.part)
 	for i, n := range s.nodes {
 		devs := gpuDevs[(i%2)*8 : (i%2)*8+8]
 		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = 8\ncpus = 4\nmemory = \"4gb\"\ngpu_devices = [%s]\nextra_devices = []\n",

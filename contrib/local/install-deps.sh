@@ -9,11 +9,12 @@
 # and, with --test (make deps, CI), what only the tests need:
 #   postgresql-15      the job history tests start a private PostgreSQL cluster
 #   prometheus         the dashboard and alert-rule tests scrape a real sharqctld
+#   snakemake          the workflow test runs Snakemake's cluster mode on sharq (image "host")
 # Run as root. Installs nothing that is already there.
 set -euo pipefail
 pkgs=(containerd runc busybox-static util-linux munge libmunge-dev iproute2)
 if [ "${1:-}" = --test ]; then
-  pkgs+=(postgresql-15 prometheus)
+  pkgs+=(postgresql-15 prometheus snakemake)
 fi
 need=()
 for p in "${pkgs[@]}"; do
