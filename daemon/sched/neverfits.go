@@ -3,7 +3,7 @@ package sched
 // neverFitsNow says whether j can never start in its share: it asks for more
 // GPUs than the share's quota plus its allowed borrowing, more GPUs (or CPUs,
 // memory) per node than any node of the partition declares, or more such
-// nodes than the partition has.
+// nodes (with the labels it selects) than the partition has.
 func (s *Scheduler) neverFitsNow(j *job) bool {
 	sh := j.share
 	if sh == nil || sh.removed || sh.part == nil {
@@ -13,7 +13,7 @@ func (s *Scheduler) neverFitsNow(j *job) bool {
 		return true
 	}
 	p := sh.part
-	if j.CPUsPerNode <= 1 && j.MemPerNode == 0 {
+	if j.CPUsPerNode <= 1 && j.MemPerNode == 0 && len(j.Labels) == 0 {
 		// Every node that accounts CPUs has at least one.
 		return j.GPUsPerNode >= len(p.atLeast) || p.atLeast[j.GPUsPerNode] < j.Nodes
 	}

@@ -58,7 +58,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << uint(b)
 				n := p.nodes[w*64+b]
-				if fitsCPU(j, n.cpuFree(), n.memFree()) {
+				if fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) {
 					picked = append(picked, n)
 				}
 			}

@@ -12,14 +12,14 @@ import (
 // closed by "apply-config"):
 //
 //	partition NAME [retries=N] [node_retries=N]
-//	node NAME part=P gpus=N [cpus=N] [mem=N]
+//	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
-//	       [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
+//	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
@@ -83,6 +83,19 @@ func scTime(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("bad time %q", s)
 	}
 	return scBase.Add(time.Duration(n) * time.Second), nil
+}
+
+// scLabels reads "gpu_type:a100,ib:hdr"; "" is no labels.
+func scLabels(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, _ := strings.Cut(kv, ":")
+		out[k] = v
+	}
+	return out
 }
 
 // scArgs splits "k=v" arguments and bare flags.
@@ -212,6 +225,7 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 		return j, err
 	}
 	j.MemPerNode = int64(mem)
+	j.Labels = scLabels(kv["labels"])
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {
@@ -307,7 +321,7 @@ func parseScenario(text string) (*scenario, error) {
 				if err1 != nil || err2 != nil || err3 != nil {
 					return nil, fail("bad node numbers")
 				}
-				cfg.Nodes = append(cfg.Nodes, Node{Name: f[1], Partition: kv["part"], GPUs: g, CPUs: c, MemBytes: int64(m)})
+				cfg.Nodes = append(cfg.Nodes, Node{Name: f[1], Partition: kv["part"], GPUs: g, CPUs: c, MemBytes: int64(m), Labels: scLabels(kv["labels"])})
 			case "share":
 				g, err1 := scInt(kv, "gpus", 0)
 				b, err2 := scInt(kv, "borrow", 0)

@@ -3,6 +3,7 @@ package sched
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"sort"
 	"time"
 )
@@ -300,6 +301,7 @@ func (s *Scheduler) Job(id JobID) (JobInfo, bool) {
 
 func cloneJob(j Job) Job {
 	j.Deps = append([]Dep(nil), j.Deps...)
+	j.Labels = maps.Clone(j.Labels)
 	if j.Array != nil {
 		a := *j.Array
 		a.Indices = append([]int(nil), a.Indices...)

@@ -227,7 +227,7 @@ func fitsCPU(j *job, cpu int, mem int64) bool {
 
 // fitsDeclared says whether the job could ever run on n.
 func (n *node) fitsDeclared(j *job) bool {
-	if j.GPUsPerNode > n.gpus {
+	if j.GPUsPerNode > n.gpus || !n.hasLabels(j) {
 		return false
 	}
 	if n.cpus > 0 && j.cpuReq() > n.cpus {
@@ -343,4 +343,14 @@ type nomination struct {
 	allocs  []Alloc
 	nodes   []*node
 	victims []*job // the jobs preempted for it that have not exited
+}
+
+// hasLabels says whether n carries every label j selects.
+func (n *node) hasLabels(j *job) bool {
+	for k, v := range j.Labels {
+		if n.cfg.Labels[k] != v {
+			return false
+		}
+	}
+	return true
 }

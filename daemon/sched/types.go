@@ -77,6 +77,9 @@ type Node struct {
 	GPUs      int   // GPU indices are 0..GPUs-1
 	CPUs      int   // 0: not accounted
 	MemBytes  int64 // 0: not accounted
+	// Labels are the node's site resources ([[node]] labels, e.g.
+	// gpu_type = "a100") that jobs may select.
+	Labels map[string]string
 }
 
 // Share is a team's quota inside a partition, with its own virtual queue.
@@ -134,6 +137,9 @@ type Job struct {
 	GPUsPerNode int   // GPUs on each node
 	CPUsPerNode int   // 0: not accounted
 	MemPerNode  int64 // bytes; 0: not accounted
+	// Labels must all be on a node for the job to use it
+	// (-l select=1:ngpus=4:gpu_type=a100).
+	Labels map[string]string
 
 	Hold      Hold
 	NotBefore time.Time // qsub -a: not started before this time
