@@ -39,16 +39,45 @@ type Request struct {
 	Node   string      `json:"node,omitempty"`
 }
 
-// SubmitSpec is a new job as qsub sends it. The controller fills Owner,
-// Seq, ID and the times.
+// SubmitSpec is a new job as qsub sends it.
 type SubmitSpec struct {
-	Job Job `json:"job"`
+	Job JobSpec `json:"job"`
 	// Priority is sharq's own priority (0..9999); nil means the share's
 	// priority_default.
 	Priority *int `json:"priority,omitempty"`
 	// PBSPriority is qsub -p, on PBS's scale (MinPBSPriority..MaxPBSPriority,
 	// 0 = the share's default); the controller maps it onto sharq's.
 	PBSPriority *int `json:"pbs_priority,omitempty"`
+}
+
+// JobSpec is what a user asks for in a submit: the user's fields of a job
+// and nothing else. The controller's record (Job) is made from it; its
+// other fields (id, owner, state, array parent and index, stopping, runs,
+// history...) are the controller's alone and cannot be set from the wire.
+// The JSON names are those of Job's fields.
+type JobSpec struct {
+	Name    string            `json:"name,omitempty"`
+	Share   string            `json:"share"`             // the PBS queue
+	Script  string            `json:"script,omitempty"`  // script body
+	Shell   string            `json:"shell,omitempty"`   // qsub -S
+	Command []string          `json:"command,omitempty"` // or argv (qsub -- cmd args)
+	WorkDir string            `json:"workdir"`           // absolute
+	Env     map[string]string `json:"env,omitempty"`     // -v / -V and PBS_O_* variables
+	Stdout  string            `json:"stdout,omitempty"`  // absolute paths; "" = the default
+	Stderr  string            `json:"stderr,omitempty"`
+	Image   string            `json:"image,omitempty"` // "" = partition default
+	Grace   time.Duration     `json:"grace,omitempty"` // -W grace; 0 = partition default
+	Join    string            `json:"join,omitempty"`  // "oe", "eo", "n" or "" (see Job.Join)
+
+	Resources Resources `json:"resources"`
+	// Hold is qsub -h: "u" (a user hold); an admin may also give "o".
+	Hold      string    `json:"hold,omitempty"`
+	NotBefore time.Time `json:"not_before,omitzero"` // qsub -a
+	Deps      []Dep     `json:"deps,omitempty"`
+
+	// ArrayIndices is qsub -J ("0-99:2"), ArrayMax its %max.
+	ArrayIndices string `json:"array_indices,omitempty"`
+	ArrayMax     int    `json:"array_max,omitempty"`
 }
 
 // PBS's priority range (qsub -p, qalter -p).

@@ -484,7 +484,7 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	if sys.Dir == "" {
 		return errors.New("cannot determine the current directory")
 	}
-	job := api.Job{WorkDir: sys.Dir}
+	job := api.JobSpec{WorkDir: sys.Dir}
 	var defaultName string
 	opts := &qsubOpts{}
 	switch {

@@ -22,7 +22,7 @@ func baseEnv(dir string) map[string]string {
 	}
 }
 
-func submitted(t *testing.T, ts *testSys) api.Job {
+func submitted(t *testing.T, ts *testSys) api.JobSpec {
 	t.Helper()
 	if len(ts.rec.reqs) == 0 {
 		t.Fatal("no request sent")
@@ -41,12 +41,12 @@ func TestQsubJob(t *testing.T) {
 		files   map[string]string // created in the working directory
 		stdin   string
 		environ []string // added to the test environment
-		want    func(dir string, j *api.Job)
+		want    func(dir string, j *api.JobSpec)
 		stderr  string // expected on stderr (substring)
 	}{
 		{
 			name: "script file", args: []string{"job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {},
+			want: func(dir string, j *api.JobSpec) {},
 		},
 		{
 			name: "all options",
@@ -55,7 +55,7 @@ func TestQsubJob(t *testing.T) {
 				"--image", "pytorch:24.05", "-W", "grace=300", "-W", "depend=afterok:10:11.lab,afterany:12", "-J", "0-99:2%10",
 				"-a", "2330", "job.sh"},
 			files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Share = "train", "vision"
 				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour}
 				j.Stdout, j.Stderr = filepath.Join(dir, "out/train.log"), "/tmp/err.log"
@@ -70,7 +70,7 @@ func TestQsubJob(t *testing.T) {
 			name:  "directives",
 			args:  []string{"job.sh"},
 			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Share = "fromdir", "research"
 				j.Script = "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 8, CPUsPerNode: 32, Walltime: time.Hour}
@@ -85,7 +85,7 @@ func TestQsubJob(t *testing.T) {
 			name:  "command line wins over directives",
 			args:  []string{"-N", "fromcli", "-l", "ngpus=4", "-q", "cliq", "-W", "depend=afterany:9", "job.sh"},
 			files: map[string]string{"job.sh": "#PBS -N fromdir -q dirq\n#PBS -l select=2:ngpus=8,walltime=2:00:00\n#PBS -W depend=afterok:5\n#PBS -h\nrun\n"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Script = "#PBS -N fromdir -q dirq\n#PBS -l select=2:ngpus=8,walltime=2:00:00\n#PBS -W depend=afterok:5\n#PBS -h\nrun\n"
 				j.Name, j.Share, j.Hold = "fromcli", "cliq", "u"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, Walltime: 2 * time.Hour}
@@ -96,7 +96,7 @@ func TestQsubJob(t *testing.T) {
 			name:  "-V and -h survive later directives",
 			args:  []string{"job.sh"},
 			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -V\n#PBS -h\n#PBS -N later\n#PBS -l ngpus=1\nrun\n"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Script = "#!/bin/sh\n#PBS -V\n#PBS -h\n#PBS -N later\n#PBS -l ngpus=1\nrun\n"
 				j.Name, j.Hold = "later", "u"
 				j.Resources.GPUsPerNode = 1
@@ -107,53 +107,53 @@ func TestQsubJob(t *testing.T) {
 		},
 		{
 			name: "stdin", stdin: "#PBS -l ngpus=1\nnvidia-smi\n",
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Script = "STDIN", "#PBS -l ngpus=1\nnvidia-smi\n"
 				j.Resources.GPUsPerNode = 1
 			},
 		},
 		{
 			name: "command", args: []string{"-l", "ngpus=2", "--", "/usr/bin/python3", "train.py", "--lr", "0.1"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Script, j.Command = "python3", "", []string{"/usr/bin/python3", "train.py", "--lr", "0.1"}
 				j.Resources.GPUsPerNode = 2
 			},
 		},
 		{
 			name: "attached values", args: []string{"-Nshort", "-joe", "-lngpus=1", "-qfast", "job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Join, j.Share = "short", "oe", "fast"
 				j.Resources.GPUsPerNode = 1
 			},
 		},
 		{
 			name: "join eo keeps the error path", args: []string{"-j", "eo", "-e", "e.log", "-o", "o.log", "job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Join, j.Stdout, j.Stderr = "eo", filepath.Join(dir, "e.log"), filepath.Join(dir, "e.log")
 			},
 		},
 		{
 			name: "join n", args: []string{"-j", "n", "job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {},
+			want: func(dir string, j *api.JobSpec) {},
 		},
 		{
 			name: "output directory and host prefix", args: []string{"-o", "logs", "-e", "login1:/var/tmp/x.err", "job.sh"},
 			files: map[string]string{"job.sh": testScript, "logs/.keep": ""},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Stdout, j.Stderr = filepath.Join(dir, "logs")+"/", "/var/tmp/x.err"
 			},
 		},
 		{
 			name: "output directory that does not exist yet", args: []string{"-o", "logs/", "-e", "/var/tmp/errs/", "job.sh"},
 			files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Stdout, j.Stderr = filepath.Join(dir, "logs")+"/", "/var/tmp/errs/"
 			},
 		},
 		{
 			name: "array index placeholder", args: []string{"-J", "1-3", "-o", "logs/out.^array_index^.txt", "job.sh"},
 			files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Stdout = filepath.Join(dir, "logs/out.^array_index^.txt")
 				j.ArrayIndices = "1-3"
 			},
@@ -161,7 +161,7 @@ func TestQsubJob(t *testing.T) {
 		{
 			name: "torque options", args: []string{"-t", "0-9%2", "-d", "sub", "-l", "wd", "-l", "nodes=1:ppn=4,wd", "-q", "research@lab", "job.sh"},
 			files: map[string]string{"job.sh": testScript, "sub/.keep": ""},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.ArrayIndices, j.ArrayMax, j.Share = "0-9", 2, "research@lab"
 				j.WorkDir = filepath.Join(dir, "sub")
 				j.Env["PBS_O_WORKDIR"], j.Env["PBS_O_INITDIR"] = j.WorkDir, j.WorkDir
@@ -171,7 +171,7 @@ func TestQsubJob(t *testing.T) {
 		{
 			name: "options after the script", args: []string{"job.sh", "-N", "after", "-lngpus=2", "-V"},
 			files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name = "after"
 				j.Resources.GPUsPerNode = 2
 				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
@@ -181,14 +181,14 @@ func TestQsubJob(t *testing.T) {
 		},
 		{
 			name: "options after the command stay the command's", args: []string{"-N", "c", "--", "/bin/echo", "-N", "x"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Script, j.Command = "c", "", []string{"/bin/echo", "-N", "x"}
 			},
 		},
 		{
 			name: "torque directives", args: []string{"job.sh"},
 			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Script = "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"
 				j.ArrayIndices = "1-4"
 				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 1, CPUsPerNode: 2}
@@ -198,39 +198,39 @@ func TestQsubJob(t *testing.T) {
 		{
 			name: "shell", args: []string{"job.sh"},
 			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -S /bin/tcsh@login1,/bin/zsh\nrun\n"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				j.Script, j.Shell = "#!/bin/bash\n#PBS -S /bin/tcsh@login1,/bin/zsh\nrun\n", "/bin/zsh"
 			},
 		},
 		{
 			name: "other directive prefix", args: []string{"-C", "#SQ", "job.sh"}, files: map[string]string{"job.sh": "#PBS -N no\n#SQ -N yes\nrun\n"},
-			want: func(dir string, j *api.Job) { j.Name, j.Script = "yes", "#PBS -N no\n#SQ -N yes\nrun\n" },
+			want: func(dir string, j *api.JobSpec) { j.Name, j.Script = "yes", "#PBS -N no\n#SQ -N yes\nrun\n" },
 		},
 		{
 			name: "PBS_DPREFIX", args: []string{"job.sh"}, environ: []string{"PBS_DPREFIX=#X"}, files: map[string]string{"job.sh": "#PBS -N no\n#X -N yes\nrun\n"},
-			want: func(dir string, j *api.Job) { j.Name, j.Script = "yes", "#PBS -N no\n#X -N yes\nrun\n" },
+			want: func(dir string, j *api.JobSpec) { j.Name, j.Script = "yes", "#PBS -N no\n#X -N yes\nrun\n" },
 		},
 		{
 			name: "no directives", args: []string{"-C", "", "job.sh"}, files: map[string]string{"job.sh": "#PBS -N no\nrun\n"},
-			want: func(dir string, j *api.Job) { j.Script = "#PBS -N no\nrun\n" },
+			want: func(dir string, j *api.JobSpec) { j.Script = "#PBS -N no\nrun\n" },
 		},
 		{
 			name: "ignored options warn", args: []string{"-m", "abe", "-M", "a@b", "job.sh"}, files: map[string]string{"job.sh": "#PBS -r y\nrun\n"},
-			want:   func(dir string, j *api.Job) { j.Script = "#PBS -r y\nrun\n" },
+			want:   func(dir string, j *api.JobSpec) { j.Script = "#PBS -r y\nrun\n" },
 			stderr: "qsub: warning: -r (rerunnable",
 		},
 		{
 			name: "subdirectory script", args: []string{"jobs/a b.sh"}, files: map[string]string{"jobs/a b.sh": testScript},
-			want: func(dir string, j *api.Job) { j.Name = "a_b.sh" },
+			want: func(dir string, j *api.JobSpec) { j.Name = "a_b.sh" },
 		},
 		{
 			name: "torque nodes and block false", args: []string{"-l", "nodes=2:ppn=8:gpus=4", "-W", "block=false", "job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.Job) { j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 8} },
+			want: func(dir string, j *api.JobSpec) { j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 8} },
 		},
 		{
 			name: "PBS_O vars are not overridden by -V", args: []string{"-V", "job.sh"}, files: map[string]string{"job.sh": testScript},
 			environ: []string{"PBS_O_WORKDIR=/elsewhere", "USER=alice"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda", "USER": "alice"} {
 					j.Env[k] = v
 				}
@@ -239,7 +239,7 @@ func TestQsubJob(t *testing.T) {
 		{
 			name: "-V inside a job: the job's PBS_* stay behind", args: []string{"-V", "job.sh"}, files: map[string]string{"job.sh": testScript},
 			environ: []string{"PBS_JOBID=7.lab", "PBS_ARRAY_INDEX=3", "PBS_O_TZ=UTC", "PBS_ENVIRONMENT=PBS_BATCH", "USER=alice"},
-			want: func(dir string, j *api.Job) {
+			want: func(dir string, j *api.JobSpec) {
 				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda", "USER": "alice"} {
 					j.Env[k] = v
 				}
@@ -271,7 +271,7 @@ func TestQsubJob(t *testing.T) {
 			if tt.stderr == "" && ts.err.Len() > 0 || !strings.Contains(ts.err.String(), tt.stderr) {
 				t.Errorf("stderr = %q, want %q", ts.err, tt.stderr)
 			}
-			want := api.Job{Name: "job.sh", Script: testScript, WorkDir: ts.Dir, Env: baseEnv(ts.Dir), Resources: api.Resources{Nodes: 1}}
+			want := api.JobSpec{Name: "job.sh", Script: testScript, WorkDir: ts.Dir, Env: baseEnv(ts.Dir), Resources: api.Resources{Nodes: 1}}
 			tt.want(ts.Dir, &want)
 			got := submitted(t, ts)
 			if !reflect.DeepEqual(got, want) {

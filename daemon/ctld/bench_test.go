@@ -15,7 +15,7 @@ func benchCluster(b *testing.B, n int) *testCluster {
 	tc := newTestCluster(&testing.T{}, []string{"n1:8"}, twoShares)
 	b.Cleanup(tc.stop)
 	id := Identity{UID: 1000, GID: 1000, User: "alice"}
-	spec := &api.SubmitSpec{Job: api.Job{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	spec := &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 8}}}
 	const batch = 5000
 	for done := 0; done < n; done += batch {

@@ -225,7 +225,7 @@ func TestMalformedRequestKeepsServing(t *testing.T) {
 func TestRestartWithArrayRunning(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
-	arr := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
 	if arr != "1[].t" {
 		t.Fatalf("array id %q", arr)
@@ -290,7 +290,7 @@ func TestMetrics(t *testing.T) {
 func TestDeleteSubjobBeforeItStarts(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
-	arr := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
 	if st := n.expect(api.MsgStart).Start; st.Job.ID != "1[0].t" {
 		t.Fatalf("first start %s", st.Job.ID)

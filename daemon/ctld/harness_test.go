@@ -176,7 +176,7 @@ func (tc *testCluster) call(req api.Request) *api.Response {
 // the controller's identity check is bypassed with a fixed identity.
 func (tc *testCluster) submit(share string, gpus int, prio *int) string {
 	tc.t.Helper()
-	return tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+	return tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}}, Priority: prio})
 }
 

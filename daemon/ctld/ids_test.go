@@ -61,7 +61,7 @@ var (
 // walk only the array's real indices.
 func TestRangesBoundedByTheArray(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
-	arr := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-9:3"}})
 	n := tc.attachNode("n1")
 	for range 4 {
@@ -73,9 +73,9 @@ func TestRangesBoundedByTheArray(t *testing.T) {
 		code string
 		jobs int
 	}{
-		{"overflowing array", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.Job{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
+		{"overflowing array", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
 			ArrayIndices: "0-9223372036854775807"}}}, api.CodeBadRequest, 0},
-		{"too many subjobs", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.Job{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
+		{"too many subjobs", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
 			ArrayIndices: "0-100000"}}}, api.CodeBadRequest, 0},
 		{"stat of a huge range", api.Request{Op: api.OpStat, Stat: &api.StatFilter{IDs: []string{"1[0-16777216]"}}}, "", 4},
 		{"stat past the largest index", api.Request{Op: api.OpStat, Stat: &api.StatFilter{IDs: []string{"1[0-9223372036854775806]"}}}, api.CodeUnknownJob, 0},
@@ -122,9 +122,9 @@ func FuzzRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	tc := newTestCluster(f, []string{"n1:8"}, twoShares)
-	canary := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "canary", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	canary := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "canary", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 9}}}) // never fits: stays
-	tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-99"}})
 	ctl := tc.ctl
 	f.Fuzz(func(t *testing.T, line []byte) {

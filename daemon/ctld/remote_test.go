@@ -81,7 +81,7 @@ func line(t *testing.T, v any) []byte {
 }
 
 func submitLine(t *testing.T, name string) []byte {
-	return line(t, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.Job{
+	return line(t, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{
 		Name: name, Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}}})
 }
 

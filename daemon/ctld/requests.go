@@ -202,7 +202,9 @@ func (c *Controller) setHold(id Identity, j *job, set bool) *api.Error {
 	return nil
 }
 
-// alter applies qalter / sharqctl job priority to a pending job.
+// alter applies qalter / sharqctl job priority. It is all or nothing:
+// every change is checked before any is made, and the core hears of them
+// in one event, so a refused alter changes nothing, in memory or on disk.
 func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	if a == nil {
 		return badRequest("alter: nothing to change")
@@ -210,6 +212,9 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	jobs, e := c.lookup(a.ID)
 	if e != nil {
 		return e
+	}
+	if len(jobs) != 1 {
+		return badRequest("alter: give one job, not a range: " + a.ID)
 	}
 	j := jobs[0]
 	if !c.mayTouch(id, j) {
@@ -219,9 +224,17 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		return &api.Error{Code: api.CodeInvalidState, Message: "Request invalid for state of job " + j.ID, ID: j.ID}
 	}
 	admin := c.auth.isAdmin(id)
+	bad := func(msg string) *api.Error { return &api.Error{Code: api.CodeBadRequest, Message: msg, ID: j.ID} }
+
+	// 1. Check everything and compute the new values.
+	pendingOnly := a.Walltime != nil || a.Deps != nil || a.NotBefore != nil || a.Name != nil
+	if pendingOnly && j.running() {
+		return &api.Error{Code: api.CodeInvalidState, Message: "only the priority of a running job can change: " + j.ID, ID: j.ID}
+	}
+	prio := j.Priority
 	if a.PBSPriority != nil {
 		if a.Priority != nil {
-			return badRequest("alter: priority given on both scales")
+			return bad("alter: priority given on both scales")
 		}
 		def := 0
 		if sh := c.cfg.Share(j.Share); sh != nil {
@@ -229,67 +242,84 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		}
 		p, err := pbsPriority(*a.PBSPriority, def)
 		if err != nil {
-			return badRequest(err.Error())
+			return bad(err.Error())
 		}
-		a.Priority = &p
+		prio = p
+	} else if a.Priority != nil {
+		prio = *a.Priority
+		if prio < 0 || prio > maxPriority {
+			return bad(fmt.Sprintf("priority %d is outside 0..%d", prio, maxPriority))
+		}
 	}
-	if a.Priority != nil {
-		p := *a.Priority
-		sh := c.cfg.Share(j.Share)
-		if p < 0 || p > maxPriority {
-			return badRequest(fmt.Sprintf("priority %d is outside 0..%d", p, maxPriority))
-		}
-		if !admin && sh != nil && p > sh.PriorityDefault && p > j.Priority {
-			return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("priority %d is above queue %s's default %d; only admins may raise a job above it", p, sh.Name, sh.PriorityDefault), ID: j.ID}
-		}
-		if err := c.core.Apply(sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: p}); err != nil {
-			return coreError(j.ID, err)
-		}
-		j.Priority = p
-		j.history(c.now(), fmt.Sprintf("priority set to %d by %s", p, id.User))
+	if sh := c.cfg.Share(j.Share); prio != j.Priority && !admin && sh != nil && prio > sh.PriorityDefault && prio > j.Priority {
+		return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("priority %d is above queue %s's default %d; only admins may raise a job above it", prio, sh.Name, sh.PriorityDefault), ID: j.ID}
 	}
-	pendingOnly := a.Walltime != nil || a.Deps != nil || a.NotBefore != nil || a.Name != nil
-	if pendingOnly && j.running() {
-		return &api.Error{Code: api.CodeInvalidState, Message: "only the priority of a running job can change: " + j.ID, ID: j.ID}
-	}
+	walltime := j.Resources.Walltime
 	if a.Walltime != nil {
 		p := c.cfg.Partition(j.Partition)
 		if *a.Walltime < 0 || (p != nil && p.MaxWalltime > 0 && *a.Walltime > p.MaxWalltime) {
-			return badRequest(fmt.Sprintf("walltime %v exceeds max_walltime", *a.Walltime))
+			return bad(fmt.Sprintf("walltime %v exceeds max_walltime", *a.Walltime))
 		}
-		j.Resources.Walltime = *a.Walltime
+		walltime = *a.Walltime
 	}
+	name := j.Name
 	if a.Name != nil {
-		j.Name = *a.Name
+		if err := checkName(*a.Name); err != nil {
+			return bad(err.Error())
+		}
+		name = *a.Name
 	}
-	if a.Deps != nil || a.NotBefore != nil {
-		deps, nb := j.Deps, j.NotBefore
-		if a.Deps != nil {
-			deps = slices.Clone(*a.Deps)
-			for i := range deps {
-				deps[i].On = c.normalizeID(deps[i].On)
-				if deps[i].On == j.ID || c.dependsOn(deps[i].On, j.ID) {
-					return badRequest(fmt.Sprintf("dependency on %s would make a cycle", deps[i].On))
-				}
+	deps, nb := j.Deps, j.NotBefore
+	var sdeps []sched.Dep
+	if a.Deps != nil {
+		if err := checkDeps(*a.Deps); err != nil {
+			return bad(err.Error())
+		}
+		deps = slices.Clone(*a.Deps)
+		for i := range deps {
+			deps[i].On = c.normalizeID(deps[i].On)
+			if deps[i].On == j.ID || c.dependsOn(deps[i].On, j.ID) {
+				return bad(fmt.Sprintf("dependency on %s would make a cycle", deps[i].On))
 			}
 		}
-		if a.NotBefore != nil {
-			nb = *a.NotBefore
+	}
+	if a.NotBefore != nil {
+		if y := a.NotBefore.Year(); !a.NotBefore.IsZero() && (y < 1970 || y > 9999) {
+			return bad(fmt.Sprintf("start time %v is out of range", *a.NotBefore))
 		}
-		var sdeps []sched.Dep
-		for _, d := range deps {
-			t, err := sched.ParseDepType(d.Type)
-			if err != nil {
-				return badRequest(err.Error())
-			}
-			sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+		nb = *a.NotBefore
+	}
+	for _, d := range deps {
+		t, err := sched.ParseDepType(d.Type)
+		if err != nil {
+			return bad(err.Error())
 		}
-		if err := c.core.Apply(sched.JobAltered{ID: sched.JobID(j.ID), Priority: j.Priority, NotBefore: nb, Deps: sdeps}); err != nil {
+		sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+	}
+
+	// 2. One event to the core; if it refuses, nothing has changed.
+	var ev sched.Event
+	switch {
+	case a.Deps != nil || a.NotBefore != nil:
+		ev = sched.JobAltered{ID: sched.JobID(j.ID), Priority: prio, NotBefore: nb, Deps: sdeps}
+	case prio != j.Priority:
+		ev = sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: prio}
+	}
+	if ev != nil {
+		if err := c.core.Apply(ev); err != nil {
 			return coreError(j.ID, err)
 		}
-		j.Deps, j.NotBefore = deps, nb
-		j.history(c.now(), "dependencies or start time changed by "+id.User)
 	}
+
+	// 3. The record.
+	now := c.now()
+	if prio != j.Priority {
+		j.history(now, fmt.Sprintf("priority set to %d by %s", prio, id.User))
+	}
+	if a.Deps != nil || a.NotBefore != nil {
+		j.history(now, "dependencies or start time changed by "+id.User)
+	}
+	j.Priority, j.Resources.Walltime, j.Name, j.Deps, j.NotBefore = prio, walltime, name, deps, nb
 	c.markDirty(j.ID)
 	c.needPass = true
 	return nil

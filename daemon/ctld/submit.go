@@ -3,10 +3,11 @@ package ctld
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 
 	"sharq/api"
 	"sharq/conf"
@@ -20,9 +21,12 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if spec == nil {
 		return "", badRequest("submit: no job")
 	}
-	j := &job{Job: spec.Job}
-	j.Priority = -1
+	j := &job{Job: fromSpec(&spec.Job)}
+	j.Priority = -1 // the share's default, filled by checkSubmit
 	if spec.Priority != nil {
+		if *spec.Priority < 0 || *spec.Priority > maxPriority {
+			return "", badRequest(fmt.Sprintf("priority %d is outside 0..%d", *spec.Priority, maxPriority))
+		}
 		j.Priority = *spec.Priority
 	}
 	if spec.PBSPriority != nil && spec.Priority != nil {
@@ -45,9 +49,6 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	j.Owner = api.Owner{User: id.User, UID: id.UID, GID: id.GID, Groups: id.Groups}
 	j.SubmitTime = now
 	j.State = api.StateQueued
-	j.Reason, j.Allocs, j.ExitStatus, j.Runs, j.Preemptions, j.NodeFailures = "", nil, nil, 0, 0, 0
-	j.StartTime, j.EndTime, j.Used, j.History = time.Time{}, time.Time{}, 0, nil
-	j.Acct = api.Usage{}
 	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
 	j.Stderr = outputPath(j.Stderr, j.WorkDir, fmt.Sprintf("%s.e%d", j.Name, seq))
 	switch j.Join {
@@ -79,6 +80,18 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	c.needPass = true
 	c.met.submitted.Inc()
 	return j.ID, nil
+}
+
+// fromSpec makes a job record from what the user sent: field by field, the
+// user's fields only; everything else is the controller's to fill.
+func fromSpec(s *api.JobSpec) api.Job {
+	return api.Job{
+		Name: s.Name, Share: s.Share,
+		Script: s.Script, Shell: s.Shell, Command: slices.Clone(s.Command), WorkDir: s.WorkDir, Env: maps.Clone(s.Env),
+		Stdout: s.Stdout, Stderr: s.Stderr, Image: s.Image, Grace: s.Grace, Join: s.Join,
+		Resources: s.Resources, Hold: s.Hold, NotBefore: s.NotBefore, Deps: slices.Clone(s.Deps),
+		ArrayIndices: s.ArrayIndices, ArrayMax: s.ArrayMax,
+	}
 }
 
 // checkSubmit enforces the rules a user must follow; errors say what to fix.
@@ -147,6 +160,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	}
 	if j.Name == "" {
 		j.Name = "STDIN"
+	}
+	if err := checkSpecStrings(&j.Job, c.auth.isAdmin(id)); err != nil {
+		return badRequest(err.Error())
 	}
 	if j.Join != "" && j.Join != "oe" && j.Join != "eo" && j.Join != "n" {
 		return badRequest(fmt.Sprintf("join %q: want oe, eo or n", j.Join))

@@ -45,7 +45,7 @@ func TestSubmitQueueResolution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id, e := tt.tc.trySubmit(&api.SubmitSpec{Job: api.Job{Name: "j", Share: tt.queue, Command: []string{"true"}, WorkDir: "/tmp"}})
+			id, e := tt.tc.trySubmit(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: tt.queue, Command: []string{"true"}, WorkDir: "/tmp"}})
 			if tt.wantErr != "" {
 				if e == nil || !strings.Contains(e.Message, tt.wantErr) {
 					t.Fatalf("error %v, want %q", e, tt.wantErr)
@@ -79,7 +79,7 @@ func TestSubmitPBSPriority(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.pbs
-			id, e := tc.trySubmit(&api.SubmitSpec{Job: api.Job{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp"}, PBSPriority: &p})
+			id, e := tc.trySubmit(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp"}, PBSPriority: &p})
 			if tt.wantErr != "" {
 				if e == nil || !strings.Contains(e.Message, tt.wantErr) {
 					t.Fatalf("error %v, want %q", e, tt.wantErr)

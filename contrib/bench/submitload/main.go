@@ -35,7 +35,7 @@ func main() {
 
 func run(socket, share string, n, c int, reconnect bool) error {
 	wd, _ := os.Getwd()
-	job := api.Job{Name: "load", Share: share, Command: []string{"true"}, WorkDir: wd,
+	job := api.JobSpec{Name: "load", Share: share, Command: []string{"true"}, WorkDir: wd,
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
 	lat := make([][]time.Duration, c)
 	errc := make(chan error, c)
