@@ -225,7 +225,9 @@ func TestQsubJob(t *testing.T) {
 		},
 		{
 			name: "torque nodes and block false", args: []string{"-l", "nodes=2:ppn=8:gpus=4", "-W", "block=false", "job.sh"}, files: map[string]string{"job.sh": testScript},
-			want: func(dir string, j *api.JobSpec) { j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 8} },
+			want: func(dir string, j *api.JobSpec) {
+				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 8}
+			},
 		},
 		{
 			name: "PBS_O vars are not overridden by -V", args: []string{"-V", "job.sh"}, files: map[string]string{"job.sh": testScript},

@@ -34,7 +34,7 @@ func TestNodeMissingMountStaysDown(t *testing.T) {
 func TestSubmitHostImageRefused(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	var e *api.Error
-	spec := &api.SubmitSpec{Job: api.Job{Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Image: "host"}}
+	spec := &api.SubmitSpec{Job: api.JobSpec{Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Image: "host"}}
 	if err := tc.ctl.do(context.Background(), func() { _, e = tc.ctl.submit(Identity{UID: 1000, GID: 1000, User: "alice"}, spec) }); err != nil {
 		t.Fatal(err)
 	}
