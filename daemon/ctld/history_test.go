@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"testing"
@@ -98,7 +99,7 @@ func TestHistoryRecordsPreemptedBorrower(t *testing.T) {
 	tc.waitRecorded(borrower)
 	tc.waitRecorded(owner)
 	// A deleted job that never ran.
-	pending := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	pending := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Hold: "u", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
 	if resp := tc.call(api.Request{Op: api.OpDelete, IDs: []string{pending}}); resp.Error != nil {
 		t.Fatal(resp.Error)
@@ -179,9 +180,15 @@ func TestHistoryWaitsForPostgres(t *testing.T) {
 // that it never reaches the history, or free GPU-hours).
 func TestSubmitClearsAccounting(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
-	id := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "x", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	// api.JobSpec has no such field: forge it on the wire.
+	forged, _ := json.Marshal(api.Job{Name: "x", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Hold: "u", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1},
-		Acct: api.Usage{Recorded: true, Owned: 1e9, Borrowed: -5, RunBorrowed: 3, Eligible: time.Unix(1, 0)}}})
+		Acct: api.Usage{Recorded: true, Owned: 1e9, Borrowed: -5, RunBorrowed: 3, Eligible: time.Unix(1, 0)}})
+	resp := rawSubmit(t, tc, alice, string(forged))
+	if resp.Error != nil {
+		t.Fatalf("submit: %v", resp.Error)
+	}
+	id := resp.JobID
 	if got := tc.job(id).Acct; got != (api.Usage{}) {
 		t.Fatalf("submitted accounting kept: %+v", got)
 	}

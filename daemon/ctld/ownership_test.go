@@ -15,7 +15,7 @@ import (
 // must not share the record's history array (run with -race).
 func TestQstatFullDuringHistoryTrim(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
-	id := tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u"}})
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u"}})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
