@@ -2,13 +2,18 @@
 // acknowledges (each one synced to its spool before the answer). It runs C
 // concurrent clients that each submit N/C jobs, one request at a time, on
 // one connection each (or a new connection per job with -reconnect, as
-// separate qsub processes do). Run it as an unprivileged user: the
+// separate qsub processes do). With -server it submits over the TCP
+// client port as a remote host does: a fresh MUNGE credential from the
+// munged at -munge for every request. Run it as an unprivileged user: the
 // controller refuses jobs from root.
 //
 //	setpriv --reuid=1000 --regid=1000 --clear-groups submitload -socket S -share a -n 20000 -c 32
+//	setpriv ... submitload -server ctl:6818 -munge /run/munge/munge.socket.2 -share a -n 20000 -c 16
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"net"
@@ -18,6 +23,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/internal/munge"
 )
 
 func main() {
@@ -26,14 +32,32 @@ func main() {
 	n := flag.Int("n", 10000, "jobs in all")
 	c := flag.Int("c", 16, "concurrent clients")
 	reconnect := flag.Bool("reconnect", false, "a new connection for every job")
+	server := flag.String("server", "", "submit over TCP to this host:port (MUNGE) instead of the socket")
+	mungeSock := flag.String("munge", "", "munged socket for -server (default libmunge's)")
 	flag.Parse()
-	if err := run(*socket, *share, *n, *c, *reconnect); err != nil {
+	dial := func() (net.Conn, error) { return net.Dial("unix", *socket) }
+	var cred func([]byte) ([]byte, error)
+	if *server != "" {
+		dial = func() (net.Conn, error) { return net.Dial("tcp", *server) }
+		cred = func(line []byte) ([]byte, error) {
+			c, err := munge.Encode(context.Background(), *mungeSock, api.RequestPayload(line), 0)
+			if err != nil {
+				return nil, err
+			}
+			var b bytes.Buffer
+			err = api.Encode(&b, api.Credential{V: api.Version, Munge: c})
+			return b.Bytes(), err
+		}
+	}
+	if err := run(dial, cred, *share, *n, *c, *reconnect); err != nil {
 		fmt.Fprintln(os.Stderr, "submitload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(socket, share string, n, c int, reconnect bool) error {
+// run submits n jobs from c clients; cred, when set, makes the credential
+// line that precedes each request line (the TCP client port).
+func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), share string, n, c int, reconnect bool) error {
 	wd, _ := os.Getwd()
 	job := api.JobSpec{Name: "load", Share: share, Command: []string{"true"}, WorkDir: wd,
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
@@ -54,14 +78,28 @@ func run(socket, share string, n, c int, reconnect bool) error {
 						conn.Close()
 					}
 					var err error
-					if conn, err = net.Dial("unix", socket); err != nil {
+					if conn, err = dial(); err != nil {
 						errc <- err
 						return
 					}
 					dec = api.NewDecoder(conn)
 				}
 				req := api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}
-				if err := api.Encode(conn, req); err != nil {
+				var msg bytes.Buffer
+				if err := api.Encode(&msg, req); err != nil {
+					errc <- err
+					return
+				}
+				out := msg.Bytes()
+				if cred != nil {
+					cl, err := cred(out)
+					if err != nil {
+						errc <- err
+						return
+					}
+					out = append(cl, out...)
+				}
+				if _, err := conn.Write(out); err != nil {
 					errc <- err
 					return
 				}
@@ -93,8 +131,8 @@ func run(socket, share string, n, c int, reconnect bool) error {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
-	fmt.Printf("submitted %d jobs with %d clients (reconnect=%v) in %v: %.0f jobs/s; latency p50 %v p99 %v\n",
-		len(all), c, reconnect, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
+	fmt.Printf("submitted %d jobs with %d clients (tcp+munge=%v reconnect=%v) in %v: %.0f jobs/s; latency p50 %v p99 %v\n",
+		len(all), c, cred != nil, reconnect, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
 		pct(0.5).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond))
 	return nil
 }
