@@ -20,7 +20,7 @@ import (
 const remoteUID = 4242
 
 // startMunged runs a munged for t with key ("" = a fresh key).
-func startMunged(t *testing.T, key string) *munged.Daemon {
+func startMunged(t testing.TB, key string) *munged.Daemon {
 	t.Helper()
 	dir := t.TempDir()
 	if key == "" {
@@ -40,7 +40,7 @@ func startMunged(t *testing.T, key string) *munged.Daemon {
 // credentialAs asks the munged at socket for a credential with payload,
 // from a process running as uid (the munge command: munged takes the uid
 // from its socket's peer).
-func credentialAs(t *testing.T, socket string, uid uint32, payload []byte, ttl int) string {
+func credentialAs(t testing.TB, socket string, uid uint32, payload []byte, ttl int) string {
 	t.Helper()
 	cmd := exec.Command("munge", "-S", socket, "-t", strconv.Itoa(ttl), "-s", string(payload))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
@@ -71,7 +71,7 @@ func remoteCall(t *testing.T, addr string, credLine, reqLine []byte) *api.Respon
 	return &resp
 }
 
-func line(t *testing.T, v any) []byte {
+func line(t testing.TB, v any) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := api.Encode(&b, v); err != nil {
