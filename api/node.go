@@ -8,7 +8,7 @@ type NodeMsgType string
 const (
 	// node -> controller
 	MsgHello     NodeMsgType = "hello"     // first message: Node, Secret, Inventory, Running
-	MsgHeartbeat NodeMsgType = "heartbeat" // periodically
+	MsgHeartbeat NodeMsgType = "heartbeat" // periodically, both ways
 	MsgJobState  NodeMsgType = "job_state" // JobState
 	// controller -> node
 	MsgWelcome NodeMsgType = "welcome" // accepts Hello; Error set if refused
@@ -41,6 +41,10 @@ type NodeMsg struct {
 	// The node says hello again once it can list them.
 	Unlisted bool      `json:"unlisted,omitempty"`
 	Time     time.Time `json:"time,omitzero"`
+	// Epoch is the sending controller's leader epoch (etcd election
+	// revision; 0 for a single controller on bbolt). A node refuses
+	// messages from an epoch below the highest it has seen.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // GPU is one GPU a node reports.

@@ -10,8 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"sharq/acct"
 	"sharq/conf"
+	"sharq/daemon/leader"
 	"sharq/daemon/sched"
 	"sharq/internal/conns"
 	"sharq/internal/secret"
@@ -43,13 +46,19 @@ type Controller struct {
 	cfgText string
 	auth    authConfig
 	secret  []byte
-	// nodeTimeoutNs is cfg.Cluster.NodeTimeout for the node connections'
-	// goroutines, which must not read cfg: a reload replaces it on the loop.
+	// nodeTimeoutNs and heartbeatNs are cfg.Cluster.NodeTimeout and
+	// HeartbeatInterval for the node connections' goroutines, which must
+	// not read cfg: a reload replaces it on the loop.
 	nodeTimeoutNs atomic.Int64
+	heartbeatNs   atomic.Int64
 	sp            spool.Spool
-	core          *sched.Scheduler
-	met           *metrics
-	limits        *connLimits
+	// lead and etcd are set with the etcd spool: this controller won the
+	// election, and every spool write is fenced with lead.
+	lead   *leader.Leader
+	etcd   *clientv3.Client
+	core   *sched.Scheduler
+	met    *metrics
+	limits *connLimits
 
 	ops chan *op
 
@@ -113,6 +122,11 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		c.secret = []byte(sec)
 	}
 	c.sp = opts.Spool
+	if c.sp == nil && cfg.Cluster.Spool == conf.SpoolEtcd {
+		if err := c.campaign(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if c.sp == nil {
 		b, err := spool.Open(cfg.Cluster.SpoolDir, spool.Options{})
 		if err != nil {
@@ -126,6 +140,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	c.hist = c.newHistory(cfg.Accounting, opts.History)
 	if err := c.restore(ctx); err != nil {
 		c.sp.Close()
+		c.stepDown(true)
 		return nil, err
 	}
 	return c, nil
@@ -140,6 +155,7 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 	}
 	c.cfg, c.auth = cfg, a
 	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
+	c.heartbeatNs.Store(int64(cfg.Cluster.HeartbeatInterval))
 	if b, err := os.ReadFile(cfg.File); err == nil {
 		c.cfgText = string(b)
 	}
@@ -150,6 +166,8 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 // return.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.sp.Close()
+	graceful := ctx
+	defer func() { c.stepDown(graceful.Err() != nil) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if c.hist != nil {
@@ -208,6 +226,20 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 		defer ml.Close()
 		go listen(func() error { return c.met.serve(ctx, ml) })
+	}
+	if c.lead != nil {
+		// A lost session stops the controller at once (systemd starts it
+		// again, as a candidate).
+		go listen(func() error {
+			select {
+			case <-c.lead.Done():
+				if graceful.Err() == nil {
+					return leader.ErrLost
+				}
+			case <-ctx.Done():
+			}
+			return nil
+		})
 	}
 	if err := c.loop(ctx); err != nil {
 		return err

@@ -92,6 +92,15 @@ func newTestClusterWith(t testing.TB, nodes []string, shares, clusterKeys string
 // newTestClusterLimits also sets the connection limits.
 func newTestClusterLimits(t testing.TB, nodes []string, shares, clusterKeys string, limits Limits) *testCluster {
 	t.Helper()
+	tc := prepareTestCluster(t, nodes, shares, clusterKeys, limits)
+	tc.start()
+	t.Cleanup(tc.stop)
+	return tc
+}
+
+// prepareTestCluster writes the configuration and starts nothing.
+func prepareTestCluster(t testing.TB, nodes []string, shares, clusterKeys string, limits Limits) *testCluster {
+	t.Helper()
 	dir := t.TempDir()
 	tc := &testCluster{t: t, dir: dir, listen: freeAddr(t), limits: limits}
 	tc.sock = filepath.Join(dir, "s.sock")
@@ -103,8 +112,6 @@ func newTestClusterLimits(t testing.TB, nodes []string, shares, clusterKeys stri
 	if err := os.WriteFile(tc.conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tc.start()
-	t.Cleanup(tc.stop)
 	return tc
 }
 
@@ -236,6 +243,9 @@ func (tc *testCluster) attachNodeWith(name string, inv *api.Inventory, running .
 			var m api.NodeMsg
 			if err := n.dec.Decode(&m); err != nil {
 				return
+			}
+			if m.Type == api.MsgHeartbeat {
+				continue // the controller's keep-alive, every interval
 			}
 			n.msgs <- m
 		}

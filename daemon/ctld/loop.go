@@ -121,7 +121,7 @@ var errNotDurable = errors.New("the controller could not write its spool and is 
 // failed: done without their effects durable) and the error is returned.
 func (c *Controller) spoolFailed(err error) error {
 	for _, o := range c.release {
-		o.err = errNotDurable
+		o.err = fmt.Errorf("%w: %v", errNotDurable, err) // says why (e.g. etcd without quorum)
 		close(o.done)
 	}
 	c.release = nil
@@ -155,6 +155,12 @@ func (c *Controller) flush() error {
 		close(o.done)
 	}
 	c.release = c.release[:0]
+	// A leader that cannot be sure its lease is alive (it was paused, or
+	// etcd is silent) sends no order: a newer leader may already run.
+	if c.lead != nil && len(c.outbox) > 0 && !c.lead.Valid() {
+		c.outbox = c.outbox[:0]
+		return fmt.Errorf("%w: orders not sent", errNotValid)
+	}
 	for _, m := range c.outbox {
 		if n := c.nodes[m.node]; n != nil && n.conn != nil {
 			n.conn.send(m.msg)

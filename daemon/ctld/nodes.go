@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 	"sharq/daemon/sched"
 	"sharq/runtime/gpu"
 )
@@ -43,10 +44,15 @@ type nodeConn struct {
 	out  chan api.NodeMsg
 	done chan struct{} // closed when the connection is
 	once sync.Once
+	// epoch goes in every message; a heartbeat goes out every interval,
+	// so that the node notices a controller that stopped (paused, gone).
+	epoch     int64
+	heartbeat time.Duration
 }
 
-func newNodeConn(name string, c net.Conn) *nodeConn {
-	nc := &nodeConn{name: name, c: c, out: make(chan api.NodeMsg, 4096), done: make(chan struct{})}
+func newNodeConn(name string, c net.Conn, epoch int64, heartbeat time.Duration) *nodeConn {
+	nc := &nodeConn{name: name, c: c, out: make(chan api.NodeMsg, 4096), done: make(chan struct{}),
+		epoch: epoch, heartbeat: heartbeat}
 	go nc.writer()
 	return nc
 }
@@ -70,11 +76,19 @@ func (nc *nodeConn) close() {
 }
 
 func (nc *nodeConn) writer() {
+	hb := time.NewTicker(nc.heartbeat)
+	defer hb.Stop()
 	for {
 		select {
 		case <-nc.done:
 			return
+		case <-hb.C:
+			select {
+			case nc.out <- api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}:
+			default:
+			}
 		case m := <-nc.out:
+			m.Epoch = nc.epoch
 			nc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
 			if err := api.Encode(nc.c, m); err != nil {
 				nc.close()
@@ -136,7 +150,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
-	nc := newNodeConn(hello.Node, conn)
+	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat())
 	defer nc.close()
 	var refused error
 	if err := c.do(ctx, func() { refused = c.nodeHello(nc, &hello) }); err != nil {
@@ -159,6 +173,22 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		}
 		c.post(ctx, func() { c.nodeMessage(nc, &m) })
 	}
+}
+
+// epoch is the leader epoch sent to nodes: the election revision on etcd,
+// 0 for a single controller.
+func (c *Controller) epoch() int64 {
+	if c.lead == nil {
+		return 0
+	}
+	return c.lead.Epoch()
+}
+
+func (c *Controller) heartbeat() time.Duration {
+	if h := time.Duration(c.heartbeatNs.Load()); h > 0 {
+		return h
+	}
+	return conf.DefaultHeartbeatInterval
 }
 
 // nodeTimeout is how long a node connection may stay silent. Node

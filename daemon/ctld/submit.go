@@ -12,9 +12,29 @@ import (
 	"sharq/api"
 	"sharq/conf"
 	"sharq/daemon/sched"
+	"sharq/spool"
 )
 
 const maxPriority = 9999
+
+// maxSubmitRecord bounds a new job's spool record (the script and the
+// environment travel inside it), leaving room below spool.MaxRecordSize for
+// what the job gathers later: its history (at most 200 entries) and
+// allocations.
+const maxSubmitRecord = spool.MaxRecordSize - 128<<10
+
+// checkRecordSize refuses a job whose record would not fit the spool.
+func checkRecordSize(j *job) *api.Error {
+	rec, err := j.record()
+	if err != nil {
+		return badRequest(fmt.Sprintf("job %s: %v", j.ID, err))
+	}
+	if n := len(rec.Data); n > maxSubmitRecord {
+		return badRequest(fmt.Sprintf("job is %d KiB with its script and environment; at most %d KiB: put the work in a file the script runs",
+			n>>10, maxSubmitRecord>>10))
+	}
+	return nil
+}
 
 // submit validates and queues a new job on the loop. It returns the job id.
 func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Error) {
@@ -63,6 +83,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	j.Env["PBS_O_QUEUE"] = j.Share
 	for i := range j.Deps {
 		j.Deps[i].On = c.normalizeID(j.Deps[i].On)
+	}
+	if e := checkRecordSize(j); e != nil {
+		return "", e
 	}
 	sj, err := j.schedJob(cl)
 	if err != nil {

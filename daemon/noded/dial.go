@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,12 +26,18 @@ const (
 	userTimeout = 30 * time.Second
 )
 
-// Dialer returns the function that connects to the controller named in the
+// Dialer returns the function that connects to a controller named in the
 // configuration: plain TCP, or mutual TLS when the cluster table names a
 // certificate, key and CA (the node presents its certificate and accepts
-// only a controller certificate signed by the CA).
+// only a controller certificate signed by the CA). With several controllers
+// (an HA cluster) each call tries them in turn, starting after the one the
+// previous call reached, so a node whose leader vanished finds the next.
 func Dialer(c *conf.Cluster) (func(ctx context.Context) (net.Conn, error), error) {
-	if c.Controller == "" {
+	addrs := c.Controllers
+	if len(addrs) == 0 && c.Controller != "" {
+		addrs = []string{c.Controller}
+	}
+	if len(addrs) == 0 {
 		return nil, fmt.Errorf("no controller address in the configuration")
 	}
 	nd := &net.Dialer{
@@ -48,20 +56,43 @@ func Dialer(c *conf.Cluster) (func(ctx context.Context) (net.Conn, error), error
 			return serr
 		},
 	}
-	addr := c.Controller
-	if !c.TLS() {
-		return func(ctx context.Context) (net.Conn, error) {
-			return nd.DialContext(ctx, "tcp", addr)
-		}, nil
+	dial := nd.DialContext
+	if c.TLS() {
+		tc, err := clientTLS(c)
+		if err != nil {
+			return nil, err
+		}
+		dial = (&tls.Dialer{NetDialer: nd, Config: tc}).DialContext
 	}
-	tc, err := clientTLS(c)
-	if err != nil {
-		return nil, err
-	}
-	td := &tls.Dialer{NetDialer: nd, Config: tc}
+	return rotate(addrs, dial), nil
+}
+
+// rotate dials addrs in turn: each call starts after the address the
+// previous call reached, and returns the first connection or every error.
+func rotate(addrs []string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context) (net.Conn, error) {
+	var mu sync.Mutex
+	next := 0
 	return func(ctx context.Context) (net.Conn, error) {
-		return td.DialContext(ctx, "tcp", addr)
-	}, nil
+		mu.Lock()
+		start := next
+		mu.Unlock()
+		var errs []error
+		for i := range addrs {
+			k := (start + i) % len(addrs)
+			conn, err := dial(ctx, "tcp", addrs[k])
+			if err == nil {
+				mu.Lock()
+				next = (k + 1) % len(addrs)
+				mu.Unlock()
+				return conn, nil
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		return nil, errors.Join(errs...)
+	}
 }
 
 // clientTLS loads the node's certificate and the cluster CA.

@@ -89,6 +89,10 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("node %s: %w", o.Node, err)
 	}
 	defer unlock()
+	ep, err := loadEpochs(dir)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", o.Node, err)
+	}
 
 	discover := o.Discover
 	if discover == nil {
@@ -152,7 +156,7 @@ func Run(ctx context.Context, o Options) error {
 	bo := newBackoff(o.Node, o.MinBackoff, o.MaxBackoff)
 	c := &conn{
 		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
-		sup: sup, log: log,
+		sup: sup, epochs: ep, log: log,
 	}
 	for {
 		welcomed, err := c.session(ctx)

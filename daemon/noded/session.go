@@ -21,6 +21,7 @@ type conn struct {
 	dial      func(ctx context.Context) (net.Conn, error)
 	heartbeat time.Duration
 	sup       *supervisor
+	epochs    *epochs
 	log       *slog.Logger
 }
 
@@ -82,12 +83,15 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	case w.V != api.Version:
 		return false, fmt.Errorf("node %s: protocol version %d, this node speaks %d", c.node, w.V, api.Version)
 	}
+	if err := c.epochs.observe(w.Epoch); err != nil {
+		return false, fmt.Errorf("%w: controller %s: %w", ErrRefused, nc.RemoteAddr(), err)
+	}
 	nc.SetReadDeadline(time.Time{})
-	c.log.Info("connected to the controller", "remote", nc.RemoteAddr().String(), "containers", len(tasks))
+	c.log.Info("connected to the controller", "remote", nc.RemoteAddr().String(), "containers", len(tasks), "epoch", w.Epoch)
 
 	errc := make(chan error, 2)
 	go func() { errc <- c.writer(sctx, nc) }()
-	go func() { errc <- c.reader(sctx, dec) }()
+	go func() { errc <- c.reader(sctx, nc, dec) }()
 	err = <-errc
 	cancel()
 	<-errc
@@ -153,10 +157,16 @@ func (c *conn) heartbeat1(nc net.Conn) error {
 	return nil
 }
 
+// readTimeout is how long the node waits for any message (the controller
+// sends a heartbeat every interval): a controller that stopped answering
+// (paused, or its host gone) is left for the next one in the list.
+func (c *conn) readTimeout() time.Duration { return max(3*time.Second, 3*c.heartbeat) }
+
 // reader hands the controller's orders to the supervisor, in order per job.
-func (c *conn) reader(ctx context.Context, dec *api.Decoder) error {
+func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error {
 	for {
 		var m api.NodeMsg
+		nc.SetReadDeadline(time.Now().Add(c.readTimeout()))
 		if err := dec.Decode(&m); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -172,6 +182,13 @@ func (c *conn) reader(ctx context.Context, dec *api.Decoder) error {
 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
+	switch m.Type {
+	case api.MsgStart, api.MsgStop, api.MsgRemove:
+		if err := c.epochs.check(m.Epoch); err != nil {
+			c.log.Warn("order refused", "type", m.Type, "err", err)
+			return
+		}
+	}
 	switch m.Type {
 	case api.MsgStart:
 		if m.Start == nil {
@@ -194,7 +211,7 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		}
 		id := m.Stop.JobID
 		s.serial.Do(id, func() { s.remove(id) })
-	case api.MsgWelcome:
+	case api.MsgWelcome, api.MsgHeartbeat:
 	default:
 		c.log.Warn("unexpected message from the controller", "type", m.Type)
 	}

@@ -1,0 +1,100 @@
+package ctld
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"sharq/conf"
+	"sharq/daemon/leader"
+	"sharq/spool/etcdspool"
+)
+
+// errNotValid: the leader's lease may have expired (a pause, or etcd
+// unreachable); the controller stops before doing anything more.
+var errNotValid = errors.New("leader lease not confirmed within half its TTL")
+
+// Key layout of an HA cluster under [etcd] prefix.
+const (
+	electionDir = "leader"
+	spoolDir    = "spool/"
+)
+
+// dialEtcd connects to the [etcd] endpoints.
+func dialEtcd(e conf.Etcd) (*clientv3.Client, error) {
+	var tc *tls.Config
+	if e.TLS() {
+		info := transport.TLSInfo{CertFile: e.TLSCert, KeyFile: e.TLSKey, TrustedCAFile: e.TLSCA}
+		var err error
+		if tc, err = info.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("etcd TLS: %w", err)
+		}
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            e.Endpoints,
+		DialTimeout:          e.Timeout,
+		DialKeepAliveTime:    e.SessionTTL,
+		DialKeepAliveTimeout: e.Timeout,
+		TLS:                  tc,
+		Logger:               zap.NewNop(), // errors reach us as returned values
+		MaxCallSendMsgSize:   int(e.MaxRequestBytes),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %v: %w", e.Endpoints, err)
+	}
+	return cli, nil
+}
+
+// campaign joins the election and blocks until this controller leads, then
+// opens the fenced spool.
+func (c *Controller) campaign(ctx context.Context) error {
+	e := c.cfg.Etcd
+	cli, err := dialEtcd(e)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	info := leader.Info{Host: host, PID: os.Getpid(), Nodes: c.cfg.Cluster.Controller, Since: c.now()}
+	c.log.Info("campaigning for leadership", "etcd", e.Endpoints, "prefix", e.Prefix, "ttl", e.SessionTTL)
+	start := time.Now()
+	ld, err := leader.Campaign(ctx, cli, e.Prefix+electionDir, e.SessionTTL, info)
+	if err != nil {
+		cli.Close()
+		return err
+	}
+	sp, err := etcdspool.Open(ctx, cli, etcdspool.Options{
+		Prefix: e.Prefix + spoolDir, Fence: ld.Fence, Timeout: e.Timeout,
+		MaxTxnOps: e.MaxTxnOps, MaxRequestBytes: int(e.MaxRequestBytes),
+	})
+	if err != nil {
+		ld.Resign(context.WithoutCancel(ctx))
+		cli.Close()
+		return err
+	}
+	c.etcd, c.lead, c.sp = cli, ld, sp
+	c.log.Info("leading", "epoch", ld.Epoch(), "waited", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// stepDown ends leadership when the controller stops: a graceful stop
+// resigns so that a follower takes over at once.
+func (c *Controller) stepDown(graceful bool) {
+	if c.lead == nil {
+		return
+	}
+	if graceful {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := c.lead.Resign(ctx); err != nil {
+			c.log.Warn("resign", "err", err)
+		}
+		cancel()
+	}
+	c.etcd.Close()
+}

@@ -1,0 +1,166 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"sharq/api"
+	"sharq/daemon/leader"
+	"sharq/spool/etcdspool/etcdtest"
+)
+
+// haTOML is the [etcd] part of a controller's configuration.
+func haTOML(endpoint string) string {
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"1s\"\ntimeout = \"2s\"\n", endpoint)
+}
+
+// Two controllers on one etcd: the second waits while the first leads,
+// takes over when the first's session ends, restores its jobs, keeps the
+// running one running, and never reuses a job number. The deposed leader
+// acknowledges nothing more.
+func TestHAFailover(t *testing.T) {
+	m := etcdtest.Start(t)
+	ha := haTOML(m.ClientURL)
+	a := newTestClusterWith(t, []string{"n1:8"}, twoShares+ha, `spool = "etcd"`)
+	if a.ctl.lead == nil || a.ctl.epoch() <= 0 {
+		t.Fatal("the first controller on etcd does not lead")
+	}
+	n1 := a.attachNode("n1")
+	running := a.submit("a", 4, nil)
+	start := n1.expect(api.MsgStart)
+	if start.Epoch != a.ctl.epoch() {
+		t.Fatalf("start order carries epoch %d, want the leader's %d", start.Epoch, a.ctl.epoch())
+	}
+	run := start.Start.Run
+	n1.report(running, run, "running", 0)
+	a1Runs := a.waitState(running, api.StateRunning).Runs
+	queued := a.submit("a", 8, nil)
+	queuedState := a.job(queued).State
+
+	// b campaigns and waits.
+	b := prepareTestCluster(t, []string{"n1:8"}, twoShares+ha, `spool = "etcd"`, Limits{})
+	type made struct {
+		c   *Controller
+		err error
+	}
+	bNew := make(chan made, 1)
+	bctx, bcancel := context.WithCancel(context.Background())
+	t.Cleanup(bcancel)
+	go func() {
+		c, err := New(bctx, Options{ConfigPath: b.conf, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		bNew <- made{c, err}
+	}()
+	select {
+	case r := <-bNew:
+		t.Fatalf("the second controller did not wait: %v", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	// a's lease ends behind its back (as after kill -9 or a long pause).
+	cli := etcdtest.Client(t, m.ClientURL)
+	resp, err := cli.Get(context.Background(), a.ctl.lead.Key())
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("a's election key: %v", err)
+	}
+	oldEpoch := a.ctl.epoch()
+	if _, err := cli.Revoke(context.Background(), etcdLease(resp.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	// a stops on its own, with leader.ErrLost (or a fenced write).
+	select {
+	case err := <-a.done:
+		if err == nil {
+			t.Fatal("a stopped without an error after losing leadership")
+		}
+		if !errors.Is(err, leader.ErrLost) && !errors.Is(err, errNotValid) {
+			t.Logf("a stopped: %v", err)
+		}
+		a.cancel = nil
+	case <-time.After(10 * time.Second):
+		t.Fatal("a kept running after its session ended")
+	}
+	// Whatever a is asked now is not acknowledged.
+	id := Identity{UID: 1000, GID: 1000, User: "alice"}
+	var jobID string
+	var e *api.Error
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	err = a.ctl.do(ctx, func() {
+		jobID, e = a.ctl.submit(id, &api.SubmitSpec{Job: api.Job{Name: "late", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+	})
+	cancel()
+	if err == nil && e == nil {
+		t.Fatalf("the deposed leader acknowledged job %s", jobID)
+	}
+
+	var r made
+	select {
+	case r = <-bNew:
+	case <-time.After(15 * time.Second):
+		t.Fatal("b did not take over")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	b.ctl, b.cancel, b.done = r.c, bcancel, make(chan error, 1)
+	go func() { b.done <- r.c.Run(bctx) }()
+	t.Cleanup(b.stop)
+	waitSocket(t, b.sock)
+	if b.ctl.epoch() <= oldEpoch {
+		t.Fatalf("new leader's epoch %d is not above %d", b.ctl.epoch(), oldEpoch)
+	}
+	if j := b.job(running); j.State != api.StateRunning {
+		t.Fatalf("running job after failover: %s", j.State)
+	}
+	if j := b.job(queued); j.State != queuedState {
+		t.Fatalf("pending job after failover: %s, was %s", j.State, queuedState)
+	}
+	// The node finds the new leader and reports its container: re-adopted,
+	// not started again.
+	n1b := b.attachNode("n1", api.RunningJob{JobID: running, Run: run})
+	select {
+	case m := <-n1b.msgs:
+		t.Fatalf("node n1: unexpected %s %+v", m.Type, m.Stop)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if j := b.job(running); j.State != api.StateRunning || j.Runs != a1Runs {
+		t.Fatalf("re-adopted job: %s after %d runs", j.State, j.Runs)
+	}
+	next := b.submit("b", 1, nil)
+	if num(t, next) <= num(t, queued) {
+		t.Fatalf("new leader's job number %s is not above %s", next, queued)
+	}
+}
+
+func etcdLease(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }
+
+func waitSocket(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if conn, err := net.Dial("unix", path); err == nil {
+			conn.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("socket %s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func num(t *testing.T, id string) uint64 {
+	t.Helper()
+	r, err := parseJobRef(id, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Seq
+}
