@@ -14,6 +14,7 @@ import (
 
 	"sharq/api"
 	"sharq/daemon/leader"
+	"sharq/jobid"
 	"sharq/spool/etcdspool/etcdtest"
 )
 
@@ -158,7 +159,7 @@ func waitSocket(t *testing.T, path string) {
 
 func num(t *testing.T, id string) uint64 {
 	t.Helper()
-	r, err := parseJobRef(id, "t")
+	r, err := jobid.Parse(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,10 @@
 // write (database space exceeded: the NOSPACE alarm) or does not answer in
 // time (no quorum), the call fails with an error wrapping
 // spool.ErrUnavailable that says why; nothing it wrote was acknowledged.
+// (Such a write may still be stored: etcd applies the write that crosses
+// the quota and answers NOSPACE, and a timed-out write may commit later.
+// Like a crash after a commit, this stores what nobody was told about;
+// it never loses what was acknowledged.)
 //
 // Operations: etcd keeps every revision until it is compacted. Run etcd with
 // --auto-compaction-mode=periodic --auto-compaction-retention=1h and defrag

@@ -65,9 +65,17 @@ func TestRefusedWrites(t *testing.T) {
 		if !errors.Is(err, spool.ErrUnavailable) || !strings.Contains(err.Error(), "NOSPACE") {
 			t.Fatalf("Put over quota: err = %v, want ErrUnavailable naming NOSPACE", err)
 		}
-		if _, err := s.Get(ctx, failed); !errors.Is(err, spool.ErrNotFound) {
-			t.Fatalf("the refused record %s: Get err = %v, want ErrNotFound", failed, err)
+		// The write that crossed the quota may be applied (etcd applies it and
+		// answers NOSPACE), but it was not acknowledged; once the alarm is up,
+		// nothing more is written.
+		err = s.Put(ctx, spool.Record{ID: "1000.lab", Data: []byte("small")})
+		if !errors.Is(err, spool.ErrUnavailable) || !strings.Contains(err.Error(), "NOSPACE") {
+			t.Fatalf("Put under the NOSPACE alarm: err = %v, want ErrUnavailable naming NOSPACE", err)
 		}
+		if _, err := s.Get(ctx, "1000.lab"); !errors.Is(err, spool.ErrNotFound) {
+			t.Fatalf("a record refused under the alarm: Get err = %v, want ErrNotFound", err)
+		}
+		t.Logf("quota reached at %s", failed)
 		if _, err := s.NextIDs(ctx, 1); !errors.Is(err, spool.ErrUnavailable) {
 			t.Fatalf("NextIDs over quota: err = %v, want ErrUnavailable", err)
 		}
