@@ -19,7 +19,7 @@ import (
 
 // errNotValid: the leader's lease may have expired (a pause, or etcd
 // unreachable); the controller stops before doing anything more.
-var errNotValid = errors.New("leader lease not confirmed within half its TTL")
+var errNotValid = errors.New("leader lease not confirmed within two thirds of its TTL")
 
 // Key layout of an HA cluster under [etcd] prefix.
 const (

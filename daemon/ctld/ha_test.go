@@ -20,7 +20,7 @@ import (
 
 // haTOML is the [etcd] part of a controller's configuration.
 func haTOML(endpoint string) string {
-	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"1s\"\ntimeout = \"2s\"\n", endpoint)
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"2s\"\ntimeout = \"2s\"\n", endpoint)
 }
 
 // Two controllers on one etcd: the second waits while the first leads,

@@ -104,9 +104,9 @@ func (l *Leader) markLost() { l.once.Do(func() { close(l.lost) }) }
 func (l *Leader) Done() <-chan struct{} { return l.lost }
 
 // Valid reports whether the lease can still be alive by the local clock:
-// its last renewal was seen less than half a TTL ago (renewals come every
-// third of it). A leader that was paused is not valid until it has heard
-// from etcd again.
+// its last renewal was seen less than two thirds of a TTL ago (renewals are
+// sent every third of it; the margin left covers the renewal's round trip).
+// A leader that was paused is not valid until it has heard from etcd again.
 func (l *Leader) Valid() bool {
 	select {
 	case <-l.lost:
@@ -115,7 +115,7 @@ func (l *Leader) Valid() bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return time.Since(l.renewed) < l.ttl/2
+	return time.Since(l.renewed) < l.ttl*2/3
 }
 
 // Epoch is the leader's epoch: its election key's create revision.
