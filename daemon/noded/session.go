@@ -163,10 +163,15 @@ func (c *conn) heartbeat1(nc net.Conn) error {
 func (c *conn) readTimeout() time.Duration { return max(3*time.Second, 3*c.heartbeat) }
 
 // reader hands the controller's orders to the supervisor, in order per job.
+// The deadline is armed once the controller has sent a heartbeat (a
+// controller that sends none is not held to it).
 func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error {
+	beats := false
 	for {
 		var m api.NodeMsg
-		nc.SetReadDeadline(time.Now().Add(c.readTimeout()))
+		if beats {
+			nc.SetReadDeadline(time.Now().Add(c.readTimeout()))
+		}
 		if err := dec.Decode(&m); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -176,6 +181,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 			}
 			return fmt.Errorf("node %s: read: %w", c.node, err)
 		}
+		beats = beats || m.Type == api.MsgHeartbeat
 		c.dispatch(m)
 	}
 }
