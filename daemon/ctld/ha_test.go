@@ -94,7 +94,7 @@ func TestHAFailover(t *testing.T) {
 	var e *api.Error
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	err = a.ctl.do(ctx, func() {
-		jobID, e = a.ctl.submit(id, &api.SubmitSpec{Job: api.Job{Name: "late", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+		jobID, e = a.ctl.submit(id, &api.SubmitSpec{Job: api.JobSpec{Name: "late", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
 	})
 	cancel()
 	if err == nil && e == nil {
