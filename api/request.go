@@ -25,6 +25,7 @@ const (
 	OpDrain       Op = "drain"       // admin; Node
 	OpResume      Op = "resume"      // admin; Node
 	OpWait        Op = "wait"        // block until IDs[0] ends (qsub -W block=true)
+	OpReport      Op = "report"      // Report: the job history (sharqctl report)
 )
 
 // Request is one client request. The caller's identity is not in it: the
@@ -37,6 +38,7 @@ type Request struct {
 	Stat   *StatFilter `json:"stat,omitempty"`
 	Alter  *AlterSpec  `json:"alter,omitempty"`
 	Node   string      `json:"node,omitempty"`
+	Report *ReportSpec `json:"report,omitempty"`
 }
 
 // SubmitSpec is a new job as qsub sends it.
@@ -120,6 +122,9 @@ type Response struct {
 	Shares []ShareStatus `json:"shares,omitempty"`
 	Nodes  []NodeStatus  `json:"nodes,omitempty"`
 	Text   string        `json:"text,omitempty"`
+	// Usage and Timeline answer a usage report.
+	Usage    []UsageRow   `json:"usage,omitempty"`
+	Timeline []UsagePoint `json:"timeline,omitempty"`
 	// Summary holds one line per job for StatFilter.Summary. It travels
 	// after the response line as Payload raw bytes (see WriteResponse):
 	// JSON would escape every tab and newline of a 100,000-job listing.

@@ -36,6 +36,7 @@ Examples:
    sharqctl show shares
    sharqctl node drain gpu07
    sharqctl job priority 123 9000
+   sharqctl report usage --by user --start 2026-03-01
    sharqctl image import pytorch.tar`)
 	app.HideHelpCommand = false
 	app.Commands = []*ucli.Command{
@@ -145,6 +146,7 @@ Example:
 				},
 			},
 		},
+		reportCommand(sys),
 		{
 			Name:      "node",
 			Usage:     "drain or resume nodes",

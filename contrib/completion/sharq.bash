@@ -102,7 +102,7 @@ _sharq_sharqctl() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     local cmd=${COMP_WORDS[1]} sub=${COMP_WORDS[2]}
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "reconfigure show node job image help --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "reconfigure show report node job image help --help" -- "$cur"))
         return
     fi
     if ((COMP_CWORD == 2)); then
@@ -111,12 +111,26 @@ _sharq_sharqctl() {
             node) COMPREPLY=($(compgen -W "drain resume" -- "$cur")) ;;
             job) COMPREPLY=($(compgen -W "priority hold release" -- "$cur")) ;;
             image) COMPREPLY=($(compgen -W "import" -- "$cur")) ;;
-            help) COMPREPLY=($(compgen -W "reconfigure show node job image" -- "$cur")) ;;
+            report) COMPREPLY=($(compgen -W "usage jobs" -- "$cur")) ;;
+            help) COMPREPLY=($(compgen -W "reconfigure show report node job image" -- "$cur")) ;;
         esac
         return
     fi
     case $cmd/$sub in
         show/shares|show/nodes) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+        report/usage)
+            case $prev in
+                --by) COMPREPLY=($(compgen -W "share user partition" -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+                --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W "--start --end --by --format --plot --user --share --help" -- "$cur")) ;;
+        report/jobs)
+            case $prev in
+                --state) COMPREPLY=($(compgen -W "completed failed deleted" -- "$cur")); return ;;
+                --format) COMPREPLY=($(compgen -W "table csv json" -- "$cur")); return ;;
+            esac
+            COMPREPLY=($(compgen -W "--start --end --user --share --state --limit --format --help" -- "$cur")) ;;
         show/job)
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "--json --help" -- "$cur"))

@@ -41,6 +41,9 @@ type history struct {
 	samples  []acct.ShareSample
 	overflow bool
 	wake     chan struct{}
+	// tried is closed once the first open has succeeded or failed.
+	tried     chan struct{}
+	triedOnce sync.Once
 }
 
 // Bounds of the in-memory queue. Records beyond it wait in the spool.
@@ -62,7 +65,7 @@ var errHistoryOff = errors.New("job history is off ([accounting] backend = \"off
 // instead of opening the configured one (tests). It returns nil when the
 // history is off.
 func newHistory(cfg conf.Accounting, store acct.Store, log *slog.Logger, met *metrics) *history {
-	h := &history{log: log, met: met, retention: cfg.Retention, wake: make(chan struct{}, 1)}
+	h := &history{log: log, met: met, retention: cfg.Retention, wake: make(chan struct{}, 1), tried: make(chan struct{})}
 	switch {
 	case store != nil:
 		h.open = func(context.Context) (acct.Store, error) { return store, nil }
@@ -130,9 +133,15 @@ func (h *history) sample(xs ...acct.ShareSample) {
 }
 
 // get returns the store for reads (reports, qstat -x), or why there is none.
-func (h *history) get() (acct.Store, error) {
+// Right after the controller starts it waits for the first open.
+func (h *history) get(ctx context.Context) (acct.Store, error) {
 	if h == nil {
 		return nil, errHistoryOff
+	}
+	select {
+	case <-h.tried:
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -166,6 +175,7 @@ func (h *history) run(ctx context.Context) {
 		} else {
 			h.log.Debug("job history: "+what, "err", err)
 		}
+		h.triedOnce.Do(func() { close(h.tried) })
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
@@ -204,6 +214,7 @@ func (h *history) run(ctx context.Context) {
 			h.mu.Lock()
 			h.store = s
 			h.mu.Unlock()
+			h.triedOnce.Do(func() { close(h.tried) })
 			recovered()
 		}
 		if needPurge {

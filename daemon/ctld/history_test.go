@@ -43,7 +43,7 @@ func (tc *testCluster) waitRecorded(id string) {
 
 func (tc *testCluster) store() acct.Store {
 	tc.t.Helper()
-	s, err := tc.ctl.hist.get()
+	s, err := tc.ctl.hist.get(context.Background())
 	if err != nil {
 		tc.t.Fatal(err)
 	}

@@ -24,6 +24,9 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 	case api.OpSubmit:
 		fn = func() { resp.JobID, resp.Error = c.submit(id, req.Submit) }
 	case api.OpStat:
+		if req.Stat != nil && req.Stat.Finished && len(req.Stat.IDs) > 0 {
+			return c.statHistory(ctx, id, req.Stat)
+		}
 		fn = func() { c.stat(req.Stat, resp) }
 	case api.OpDelete, api.OpHold, api.OpRelease:
 		fn = func() { c.eachJob(id, req, resp) }
@@ -41,6 +44,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		return c.reconfigure(ctx, id)
 	case api.OpWait:
 		return c.wait(ctx, req)
+	case api.OpReport:
+		return c.report(ctx, id, req.Report)
 	default:
 		return &api.Response{Error: badRequest(fmt.Sprintf("unknown operation %q", req.Op))}
 	}

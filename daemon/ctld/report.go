@@ -1,0 +1,252 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"sharq/acct"
+	"sharq/api"
+)
+
+// Reads of the job history (sharqctl report, qstat -x for jobs that left
+// the spool). They run on the client's goroutine, never on the loop: a
+// report over a year of history does not delay scheduling. Only the
+// caller's rights are read on the loop.
+
+// viewer is what a caller may see of the history.
+type viewer struct {
+	user   string
+	uid    uint32
+	all    bool // an admin, or the site lets users see everything
+	hist   *history
+	domain string // cluster name, for job ids
+}
+
+// viewerOf reads the caller's rights on the loop.
+func (c *Controller) viewerOf(ctx context.Context, id Identity) (viewer, error) {
+	var v viewer
+	err := c.do(ctx, func() {
+		v = viewer{user: id.User, uid: id.UID, all: c.auth.isAdmin(id) || c.cfg.Accounting.UsersSeeAll, hist: c.hist,
+			domain: c.cfg.Cluster.Name}
+	})
+	return v, err
+}
+
+// sees: a user's own job, or anything for those who see all.
+func (v viewer) sees(r *acct.Record) bool { return v.all || r.UID == v.uid }
+
+// Bounds of a report's period.
+const (
+	defaultReportPeriod = 30 * 24 * time.Hour
+	maxReportPeriod     = 20 * 366 * 24 * time.Hour
+	timelineSteps       = 400
+	maxTimelineSamples  = 500_000
+)
+
+func internalErr(err error) *api.Response {
+	return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: err.Error()}}
+}
+
+// report answers OpReport.
+func (c *Controller) report(ctx context.Context, id Identity, spec *api.ReportSpec) *api.Response {
+	if spec == nil {
+		return &api.Response{Error: badRequest("report: no report given")}
+	}
+	v, err := c.viewerOf(ctx, id)
+	if err != nil {
+		return internalErr(err)
+	}
+	store, err := v.hist.get(ctx)
+	if err != nil {
+		return internalErr(err)
+	}
+	now := time.Now()
+	start, end := spec.Start, spec.End
+	if end.IsZero() {
+		end = now
+	}
+	if start.IsZero() {
+		start = end.Add(-defaultReportPeriod)
+	}
+	switch {
+	case !start.Before(end):
+		return &api.Response{Error: badRequest(fmt.Sprintf("report: start %s is not before end %s", start.Format(time.RFC3339), end.Format(time.RFC3339)))}
+	case end.Sub(start) > maxReportPeriod:
+		return &api.Response{Error: badRequest("report: the period is longer than 20 years")}
+	case len(spec.User) > acct.MaxTextLen || len(spec.Share) > acct.MaxTextLen:
+		return &api.Response{Error: badRequest("report: filter too long")}
+	}
+	user := spec.User
+	if !v.all {
+		if user != "" && user != v.user {
+			return &api.Response{Error: &api.Error{Code: api.CodePermission, Message: "report: only admins may see other users' jobs"}}
+		}
+		user = v.user
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	switch spec.Kind {
+	case api.ReportUsage:
+		by := spec.By
+		if by == "" {
+			by = string(acct.ByShare)
+		}
+		b, err := acct.ParseBy(by)
+		if err != nil {
+			return &api.Response{Error: badRequest(err.Error())}
+		}
+		rows, err := store.Usage(ctx, acct.UsageQuery{Start: start, End: end, By: b, User: user})
+		if err != nil {
+			return reportErr(err)
+		}
+		resp := &api.Response{Usage: make([]api.UsageRow, 0, len(rows))}
+		for _, r := range rows {
+			if spec.Share != "" && b == acct.ByShare && r.Key != spec.Share {
+				continue
+			}
+			resp.Usage = append(resp.Usage, api.UsageRow{Key: r.Key, Jobs: r.Jobs, Owned: r.Owned, Borrowed: r.Borrowed,
+				Lent: r.Lent, Lost: r.Lost, Grace: r.Grace, Preemptions: r.Preemptions, Quota: r.Quota, InUse: r.InUse,
+				Utilization: r.Utilization})
+		}
+		if spec.Timeline {
+			if resp.Timeline, err = timeline(ctx, store, start, end, spec.Share); err != nil {
+				return reportErr(err)
+			}
+		}
+		return resp
+	case api.ReportJobs:
+		f := acct.JobFilter{User: user, Share: spec.Share, Start: start, End: end, Limit: api.MaxReportJobs}
+		if spec.Limit < 0 {
+			return &api.Response{Error: badRequest("report: negative limit")}
+		}
+		if spec.Limit > 0 {
+			f.Limit = min(spec.Limit, api.MaxReportJobs)
+		}
+		if spec.State != "" {
+			o, err := acct.ParseOutcome(spec.State)
+			if err != nil {
+				return &api.Response{Error: badRequest(err.Error())}
+			}
+			f.Outcome = o
+		}
+		recs, err := store.Jobs(ctx, f)
+		if err != nil {
+			return reportErr(err)
+		}
+		resp := &api.Response{Jobs: make([]api.Job, 0, len(recs))}
+		for _, r := range recs {
+			resp.Jobs = append(resp.Jobs, apiJob(r))
+		}
+		return resp
+	}
+	return &api.Response{Error: badRequest(fmt.Sprintf("report: unknown kind %q (want usage or jobs)", spec.Kind))}
+}
+
+func reportErr(err error) *api.Response {
+	if errors.Is(err, acct.ErrInvalid) {
+		return &api.Response{Error: badRequest(err.Error())}
+	}
+	return internalErr(err)
+}
+
+// timeline averages the share samples of [start, end) into at most
+// timelineSteps steps per share.
+func timeline(ctx context.Context, store acct.Store, start, end time.Time, share string) ([]api.UsagePoint, error) {
+	xs, err := store.Samples(ctx, start, end, maxTimelineSamples)
+	if err != nil {
+		return nil, err
+	}
+	step := max(end.Sub(start)/timelineSteps, time.Second)
+	type key struct {
+		i     int64
+		share string
+	}
+	type acc struct{ owned, borrowed, secs float64 }
+	sums := map[key]*acc{}
+	for _, x := range xs {
+		if share != "" && x.Share != share {
+			continue
+		}
+		k := key{int64(x.Time.Sub(start) / step), x.Share}
+		a := sums[k]
+		if a == nil {
+			a = &acc{}
+			sums[k] = a
+		}
+		a.owned += float64(x.InUse-x.Borrowed) * x.Seconds
+		a.borrowed += float64(x.Borrowed) * x.Seconds
+		a.secs += x.Seconds
+	}
+	out := make([]api.UsagePoint, 0, len(sums))
+	for k, a := range sums {
+		out = append(out, api.UsagePoint{Time: start.Add(time.Duration(k.i) * step).UTC(), Share: k.share,
+			Owned: a.owned / a.secs, Borrowed: a.borrowed / a.secs})
+	}
+	sort.Slice(out, func(i, k int) bool {
+		if !out[i].Time.Equal(out[k].Time) {
+			return out[i].Time.Before(out[k].Time)
+		}
+		return out[i].Share < out[k].Share
+	})
+	return out, nil
+}
+
+// statHistory answers qstat -x with job ids: each id the spool no longer
+// has is looked up in the history.
+func (c *Controller) statHistory(ctx context.Context, id Identity, f *api.StatFilter) *api.Response {
+	v, err := c.viewerOf(ctx, id)
+	if err != nil {
+		return internalErr(err)
+	}
+	out := &api.Response{}
+	for _, s := range f.IDs {
+		one := *f
+		one.IDs = []string{s}
+		resp := &api.Response{}
+		var full string
+		if err := c.do(ctx, func() { c.stat(&one, resp); full = c.normalizeID(s) }); err != nil {
+			return internalErr(err)
+		}
+		if resp.Error != nil && resp.Error.Code == api.CodeUnknownJob {
+			if r, ok := c.historyJob(ctx, v, full); ok {
+				j := apiJob(r)
+				resp = &api.Response{}
+				if f.Summary {
+					resp.Summary = api.AppendSummary(nil, &j)
+				} else {
+					resp.Jobs = []api.Job{j}
+				}
+			}
+		}
+		if resp.Error != nil {
+			return resp
+		}
+		out.Jobs = append(out.Jobs, resp.Jobs...)
+		out.Summary = append(out.Summary, resp.Summary...)
+	}
+	return out
+}
+
+// historyJob finds a job the caller may see in the history.
+func (c *Controller) historyJob(ctx context.Context, v viewer, id string) (acct.Record, bool) {
+	store, err := v.hist.get(ctx)
+	if err != nil || len(id) > acct.MaxIDLen {
+		return acct.Record{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	recs, err := store.Jobs(ctx, acct.JobFilter{ID: id, Limit: 2})
+	if err != nil {
+		c.log.Warn("job history: lookup", "job", id, "err", err)
+		return acct.Record{}, false
+	}
+	for _, r := range recs {
+		if r.ID == id && v.sees(&r) {
+			return r, true
+		}
+	}
+	return acct.Record{}, false
+}
