@@ -69,6 +69,19 @@ type Inventory struct {
 	// Missing lists what every job of the node should get and the node
 	// lacks (a configured mount): the controller starts no job on it.
 	Missing []string `json:"missing,omitempty"`
+	// Checkpoint is what the node sees of its checkpoint_root.
+	Checkpoint *CheckpointFS `json:"checkpoint,omitempty"`
+}
+
+// CheckpointFS is a node's view of its checkpoint_root: the filesystem and
+// the marker file's id. Nodes of a partition that see the same marker
+// share the directory (a preempted job finds its checkpoint on any of
+// them); different markers mean node-local directories.
+type CheckpointFS struct {
+	Root   string `json:"root"`
+	Type   string `json:"type,omitempty"`   // "nfs", "lustre", "ext4", ... or the magic number
+	Marker string `json:"marker,omitempty"` // the id in root/.sharq-checkpoint-root
+	Error  string `json:"error,omitempty"`  // why the node could not look
 }
 
 // RunningJob is a job a node still runs (or has seen end) when it says hello.

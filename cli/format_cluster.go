@@ -147,6 +147,7 @@ func writeNodeTable(w io.Writer, nodes []api.NodeStatus, sys *Sys) error {
 		{Head: []string{"Used GPUs"}, Width: 12, Trunc: true},
 		{Head: []string{"Source"}, Width: 6},
 		{Head: []string{"Last seen"}, Width: 19},
+		{Head: []string{"Checkpoints"}, Width: 12, Trunc: true},
 		{Head: []string{"Problems"}, Width: 8},
 	}}
 	loc := sys.loc()
@@ -160,6 +161,13 @@ func writeNodeTable(w io.Writer, nodes []api.NodeStatus, sys *Sys) error {
 		src := "-"
 		if n.Inventory != nil && n.Inventory.Source != "" {
 			src = n.Inventory.Source
+		}
+		// The checkpoint root's filesystem and marker: nodes of a
+		// partition that show the same marker share the directory.
+		ckpt := "-"
+		if n.Inventory != nil && n.Inventory.Checkpoint != nil && n.Inventory.Checkpoint.Marker != "" {
+			ck := n.Inventory.Checkpoint
+			ckpt = ck.Type + " " + ck.Marker[:min(8, len(ck.Marker))]
 		}
 		seen := "-"
 		if !n.LastSeen.IsZero() {
@@ -176,7 +184,7 @@ func writeNodeTable(w io.Writer, nodes []api.NodeStatus, sys *Sys) error {
 		}
 		t.Rows = append(t.Rows, []cell{
 			{Text: n.Name}, {Text: n.Partition}, state, {Text: strconv.Itoa(n.GPUs)},
-			{Text: strconv.Itoa(len(n.UsedGPUs))}, {Text: usedList}, {Text: src}, {Text: seen},
+			{Text: strconv.Itoa(len(n.UsedGPUs))}, {Text: usedList}, {Text: src}, {Text: seen}, {Text: ckpt},
 			{Text: strings.Join(n.Problems, "; "), Style: styleRed},
 		})
 	}

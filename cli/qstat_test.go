@@ -91,7 +91,7 @@ func sampleShares() []api.ShareStatus {
 
 func sampleNodes() []api.NodeStatus {
 	return []api.NodeStatus{
-		{Name: "gpu01", Partition: "a100", State: "up", GPUs: 8, UsedGPUs: []int{3, 0, 1, 2}, Inventory: &api.Inventory{Source: "nvml"}, LastSeen: at(11, 59)},
+		{Name: "gpu01", Partition: "a100", State: "up", GPUs: 8, UsedGPUs: []int{3, 0, 1, 2}, Inventory: &api.Inventory{Source: "nvml", Checkpoint: &api.CheckpointFS{Root: "/ckpt", Type: "nfs", Marker: "5f0c2a9e41d7b3aa"}}, LastSeen: at(11, 59)},
 		{Name: "gpu02", Partition: "a100", State: "drained", GPUs: 8, UsedGPUs: []int{4, 5, 6, 7}, Inventory: &api.Inventory{Source: "config"}, LastSeen: at(11, 59)},
 		{Name: "gpu03", Partition: "a100", State: "down", GPUs: 8, Problems: []string{"NVML reports 7 GPUs, config says 8", "no heartbeat for 2m"}},
 	}

@@ -522,5 +522,11 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 		}
 		out = append(out, st)
 	}
+	ck := checkpointProblems(c.cfg, out)
+	for i := range out {
+		if p, ok := ck[out[i].Name]; ok {
+			out[i].Problems = append(slices.Clone(out[i].Problems), p)
+		}
+	}
 	return out
 }

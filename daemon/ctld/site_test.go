@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,5 +44,41 @@ func TestSubmitHostImageRefused(t *testing.T) {
 	}
 	if jobs := tc.call(api.Request{Op: api.OpStat, Stat: &api.StatFilter{}}).Jobs; len(jobs) != 0 {
 		t.Fatalf("a job was queued: %+v", jobs)
+	}
+}
+
+// Nodes of a partition whose checkpoint_root is meant to be shared but
+// that see different marker files are reported; a partition whose
+// checkpoints are local by choice is not.
+func TestCheckpointRootNotShared(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		local bool
+	}{{"shared", false}, {"local", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc2 := newTestCluster(t, []string{"n1:8", "n2:8", "n3:8"}, twoShares)
+			if tc.local {
+				cfg := *tc2.ctl.cfg
+				parts := slices.Clone(cfg.Partitions)
+				parts[0].CheckpointsLocal = true
+				cfg.Partitions = parts
+				tc2.ctl.do(context.Background(), func() { tc2.ctl.cfg = &cfg })
+			}
+			for name, marker := range map[string]string{"n1": "aaa", "n2": "aaa", "n3": "bbb"} {
+				tc2.attachNodeWith(name, &api.Inventory{Source: "config", CPUs: 8,
+					Checkpoint: &api.CheckpointFS{Root: "/ckpt", Type: "ext4", Marker: marker}})
+			}
+			nodes := tc2.call(api.Request{Op: api.OpNodes}).Nodes
+			for _, n := range nodes {
+				probs := strings.Join(n.Problems, "; ")
+				reported := strings.Contains(probs, "not shared across partition gpu")
+				if reported == tc.local {
+					t.Errorf("%s: problems %q", n.Name, probs)
+				}
+				if !tc.local && n.Name == "n3" && !strings.Contains(probs, "n[1-2] see another directory") {
+					t.Errorf("n3: %q does not name the others", probs)
+				}
+			}
+		})
 	}
 }

@@ -104,6 +104,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	mounts := o.Config.JobMounts(nodeCfg.Partition)
 	inv.Missing = checkMounts(mounts)
+	inv.Checkpoint = checkpointFS(o.Config.CheckpointRoot(nodeCfg))
+	if e := inv.Checkpoint.Error; e != "" {
+		inv.Problems = append(inv.Problems, e)
+	}
 	for _, m := range inv.Missing {
 		log.Error("a configured mount is missing: the node runs no job until it is there and sharqd restarts", "problem", m)
 	}
