@@ -262,7 +262,7 @@ func TestSched(t *testing.T) {
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
 	}
-	if len(sc.Nodes) != 6 || sc.Nodes[4] != (sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) {
+	if len(sc.Nodes) != 6 || !reflect.DeepEqual(sc.Nodes[4], sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) {
 		t.Errorf("nodes = %+v", sc.Nodes)
 	}
 	wantS := []sched.Share{
