@@ -77,3 +77,4 @@ echo "== submissions from parallel clients (each acknowledged after a synced spo
 as_user "$tmp/bin/submitload" -socket "$tmp/s.sock" -share a -n "$jobs" -c 16 -reconnect
 as_user "$tmp/bin/submitload" -server "127.0.0.1:$port" -munge "$tmp/munge-login/run/sock" -share a -n "$jobs" -c 16 -reconnect
 as_user "$tmp/bin/submitload" -server "127.0.0.1:$port" -munge "$tmp/munge-login/run/sock" -share a -n "$jobs" -c 16
+as_user "$tmp/bin/submitload" -server "127.0.0.1:$port" -munge "$tmp/munge-login/run/sock" -share a -n "$jobs" -c 16 -reconnect -precred

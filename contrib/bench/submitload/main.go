@@ -34,6 +34,8 @@ func main() {
 	reconnect := flag.Bool("reconnect", false, "a new connection for every job")
 	server := flag.String("server", "", "submit over TCP to this host:port (MUNGE) instead of the socket")
 	mungeSock := flag.String("munge", "", "munged socket for -server (default libmunge's)")
+	pre := flag.Bool("precred", false, "with -server: make every credential before the clock starts, as when the "+
+		"clients' munged run on their own hosts (only the controller's decode is timed)")
 	flag.Parse()
 	dial := func() (net.Conn, error) { return net.Dial("unix", *socket) }
 	var cred func([]byte) ([]byte, error)
@@ -49,7 +51,7 @@ func main() {
 			return b.Bytes(), err
 		}
 	}
-	if err := run(dial, cred, *share, *n, *c, *reconnect); err != nil {
+	if err := run(dial, cred, *pre, *share, *n, *c, *reconnect); err != nil {
 		fmt.Fprintln(os.Stderr, "submitload:", err)
 		os.Exit(1)
 	}
@@ -57,10 +59,40 @@ func main() {
 
 // run submits n jobs from c clients; cred, when set, makes the credential
 // line that precedes each request line (the TCP client port).
-func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), share string, n, c int, reconnect bool) error {
+// With pre, the n credential lines are made first, untimed.
+func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), pre bool, share string, n, c int, reconnect bool) error {
 	wd, _ := os.Getwd()
 	job := api.JobSpec{Name: "load", Share: share, Command: []string{"true"}, WorkDir: wd,
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
+	var creds [][]byte
+	if pre && cred != nil {
+		var msg bytes.Buffer
+		if err := api.Encode(&msg, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}); err != nil {
+			return err
+		}
+		creds = make([][]byte, n)
+		var wg sync.WaitGroup
+		errc := make(chan error, c)
+		for w := 0; w < c; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for i := w; i < n; i += c {
+					l, err := cred(msg.Bytes())
+					if err != nil {
+						errc <- err
+						return
+					}
+					creds[i] = l
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errc)
+		if err := <-errc; err != nil {
+			return err
+		}
+	}
 	lat := make([][]time.Duration, c)
 	errc := make(chan error, c)
 	var wg sync.WaitGroup
@@ -91,7 +123,10 @@ func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), share
 					return
 				}
 				out := msg.Bytes()
-				if cred != nil {
+				switch {
+				case creds != nil:
+					out = append(creds[i], out...)
+				case cred != nil:
 					cl, err := cred(out)
 					if err != nil {
 						errc <- err
@@ -131,8 +166,8 @@ func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), share
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
-	fmt.Printf("submitted %d jobs with %d clients (tcp+munge=%v reconnect=%v) in %v: %.0f jobs/s; latency p50 %v p99 %v\n",
-		len(all), c, cred != nil, reconnect, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
+	fmt.Printf("submitted %d jobs with %d clients (tcp+munge=%v precred=%v reconnect=%v) in %v: %.0f jobs/s; latency p50 %v p99 %v\n",
+		len(all), c, cred != nil, creds != nil, reconnect, elapsed.Round(time.Millisecond), float64(len(all))/elapsed.Seconds(),
 		pct(0.5).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond))
 	return nil
 }
