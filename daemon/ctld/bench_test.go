@@ -42,7 +42,7 @@ func BenchmarkStat(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var resp api.Response
-				tc.ctl.do(context.Background(), func() { tc.ctl.stat(&api.StatFilter{Summary: true}, &resp) })
+				tc.ctl.do(context.Background(), func() { tc.ctl.stat(Identity{UID: 0, User: "root"}, &api.StatFilter{Summary: true}, &resp) })
 				if len(resp.Summary) == 0 {
 					b.Fatal("empty")
 				}

@@ -530,3 +530,28 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 	}
 	return out
 }
+
+// resyncNodes runs after a reload: a node the core no longer has up (the
+// new configuration removed it, or removed and re-added it, which leaves it
+// down in the core) is disconnected, so that its next hello is checked
+// against the new configuration and brings it up again. Without this a
+// re-added node stayed down forever while it heartbeated.
+func (c *Controller) resyncNodes() {
+	up := map[string]bool{}
+	for _, ni := range c.core.Nodes() {
+		if ni.Up {
+			up[ni.Name] = true
+		}
+	}
+	for _, n := range c.nodes {
+		if !n.up || up[n.name] {
+			continue
+		}
+		c.log.Info("node changed by the reload: asked to say hello again", "node", n.name)
+		n.up = false
+		if n.conn != nil {
+			n.conn.close()
+			n.conn = nil
+		}
+	}
+}

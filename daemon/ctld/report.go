@@ -207,7 +207,7 @@ func (c *Controller) statHistory(ctx context.Context, id Identity, f *api.StatFi
 		one.IDs = []string{s}
 		resp := &api.Response{}
 		var full string
-		if err := c.do(ctx, func() { c.stat(&one, resp); full = c.normalizeID(s) }); err != nil {
+		if err := c.do(ctx, func() { c.stat(id, &one, resp); full = c.normalizeID(s) }); err != nil {
 			return internalErr(err)
 		}
 		if resp.Error != nil && resp.Error.Code == api.CodeUnknownJob {

@@ -27,7 +27,7 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		if req.Stat != nil && req.Stat.Finished && len(req.Stat.IDs) > 0 {
 			return c.statHistory(ctx, id, req.Stat)
 		}
-		fn = func() { c.stat(req.Stat, resp) }
+		fn = func() { c.stat(id, req.Stat, resp) }
 	case api.OpDelete, api.OpHold, api.OpRelease:
 		fn = func() { c.eachJob(id, req, resp) }
 	case api.OpAlter:
@@ -43,7 +43,7 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 	case api.OpReconfigure:
 		return c.reconfigure(ctx, id)
 	case api.OpWait:
-		return c.wait(ctx, req)
+		return c.wait(ctx, id, req)
 	case api.OpReport:
 		return c.report(ctx, id, req.Report)
 	default:
@@ -354,7 +354,7 @@ func (c *Controller) dependsOn(from, to string) bool {
 }
 
 // stat lists jobs for qstat: whole records, or summary lines.
-func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
+func (c *Controller) stat(id Identity, f *api.StatFilter, resp *api.Response) {
 	if f == nil {
 		f = &api.StatFilter{}
 	}
@@ -405,6 +405,8 @@ func (c *Controller) stat(f *api.StatFilter, resp *api.Response) {
 			continue
 		case !f.Full:
 			rec.Script, rec.Env, rec.History, rec.Command = "", nil, nil, nil
+		default:
+			c.redact(id, &rec)
 		}
 		if j.ArrayIndices != "" {
 			rec.ArrayStates = av.states(j)
@@ -528,12 +530,13 @@ func (c *Controller) replaceConfig(cfg *conf.Config) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c.installConfig(cfg)
+	c.resyncNodes()
 	c.needPass = true
 	return nil
 }
 
 // wait blocks until a job ends (qsub -W block=true) and returns it.
-func (c *Controller) wait(ctx context.Context, req *api.Request) *api.Response {
+func (c *Controller) wait(ctx context.Context, id Identity, req *api.Request) *api.Response {
 	if len(req.IDs) != 1 {
 		return &api.Response{Error: badRequest("wait: give exactly one job id")}
 	}
@@ -547,12 +550,12 @@ func (c *Controller) wait(ctx context.Context, req *api.Request) *api.Response {
 		}
 		j := jobs[0]
 		if j.finished() {
-			resp.Jobs = []api.Job{j.Job}
+			resp.Jobs = []api.Job{c.redacted(id, j)}
 			return
 		}
 		o.hold = true
 		c.waiters[j.ID] = append(c.waiters[j.ID], func(j *job) {
-			resp.Jobs = []api.Job{j.Job}
+			resp.Jobs = []api.Job{c.redacted(id, j)}
 			c.release = append(c.release, o)
 		})
 	}
