@@ -4,6 +4,9 @@ BIN       ?= bin
 # go-nvml's headers print deprecation warnings; they are harmless.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
 export CGO_ENABLED = 1
+# urfave/cli without its man-page and markdown generators (and blackfriday):
+# the client commands start faster (contrib/bench/vs-slurm.sh).
+export GOFLAGS += -tags=urfave_cli_no_docs
 
 .PHONY: all build test vet fmt-check bench bench-system up demo clean deps
 
@@ -13,7 +16,7 @@ all: build
 # linked in, Go's own user and DNS lookups): sharqd bind-mounts them into
 # job containers, whose image may have no C library at all.
 CLIENTS   = qsub qstat qdel qhold qrls qalter sharqctl
-STATIC    = -tags osusergo,netgo -ldflags '-extldflags=-static'
+STATIC    = -tags osusergo,netgo,urfave_cli_no_docs -ldflags '-extldflags=-static'
 
 build:
 	@mkdir -p $(BIN)

@@ -8,7 +8,6 @@ import (
 )
 
 var (
-	clusterNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	// containerd's namespace rule (identifiers.Validate).
 	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
 )
@@ -34,7 +33,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	}
 	if name, ok := t.str("name"); ok {
 		c.Name = name
-		if !clusterNameRE.MatchString(name) {
+		if !validClusterName(name) {
 			t.errf("name", "%q is not a valid cluster name (want 1 to 63 of [a-z0-9-], not starting with '-')", name)
 		}
 	}

@@ -1,16 +1,8 @@
 package conf
 
 import (
-	"regexp"
-
 	"sharq/daemon/sched"
 )
-
-// nameRE is what partition and share names look like.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
-
-// hostRE is what node names look like.
-var hostRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,252}$`)
 
 // partBlock is a [[partition]] block while the file is checked.
 type partBlock struct {
@@ -35,7 +27,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 			} else {
 				seen[name] = p
 			}
-			if !nameRE.MatchString(name) {
+			if !validName(name) {
 				t.errf("name", "%q is not a valid name (want 1 to 63 of [A-Za-z0-9_.-], starting with a letter or digit)", name)
 			}
 		} else if !t.has("name") {
@@ -121,7 +113,7 @@ func (t *table) hostnames(key, s string) ([]string, bool) {
 	var bad, dups []string
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		if !hostRE.MatchString(n) {
+		if !validHost(n) {
 			bad = append(bad, n)
 		}
 		if seen[n] {

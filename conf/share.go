@@ -35,7 +35,7 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 			} else {
 				seen[name] = s
 			}
-			if !nameRE.MatchString(name) {
+			if !validName(name) {
 				t.errf("name", "%q is not a valid name (want 1 to 63 of [A-Za-z0-9_.-], starting with a letter or digit)", name)
 			}
 		} else if !t.has("name") {
