@@ -30,6 +30,14 @@ type Resources struct {
 	CPUsPerNode int           `json:"cpus_per_node,omitempty"`
 	MemPerNode  int64         `json:"mem_per_node,omitempty"` // bytes
 	Walltime    time.Duration `json:"walltime,omitempty"`     // 0: the partition's max_walltime
+	// MPIProcs is the MPI ranks per node: each node's line count in
+	// PBS_NODEFILE (0: one). OMPThreads is OMP_NUM_THREADS (0: NCPUS over
+	// the ranks, when ncpus is given).
+	MPIProcs   int `json:"mpiprocs,omitempty"`
+	OMPThreads int `json:"ompthreads,omitempty"`
+	// Labels are node labels every node of the job must carry
+	// (-l select=1:ngpus=4:gpu_type=a100; [[node]] labels).
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Dep is one -W depend= entry.

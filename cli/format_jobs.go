@@ -186,6 +186,12 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		if r.MemPerNode > 0 {
 			attr("Resource_List.mem", conf.FormatSize(int64(n)*r.MemPerNode))
 		}
+		if r.MPIProcs > 0 {
+			attr("Resource_List.mpiprocs", n*r.MPIProcs)
+		}
+		if r.OMPThreads > 0 {
+			attr("Resource_List.ompthreads", r.OMPThreads)
+		}
 		attr("Resource_List.select", formatSelect(r))
 		if r.Walltime > 0 {
 			attr("Resource_List.walltime", FormatHMS(r.Walltime))

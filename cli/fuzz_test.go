@@ -33,7 +33,7 @@ func FuzzParseResourceList(f *testing.F) {
 		}
 		got := back.resources()
 		got.Walltime = res.Walltime
-		if got != res {
+		if !reflect.DeepEqual(got, res) {
 			t.Fatalf("%q: %+v, after select round trip %+v", s, res, got)
 		}
 	})

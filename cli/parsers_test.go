@@ -64,7 +64,18 @@ func TestParseResourceList(t *testing.T) {
 		{name: "empty", in: []string{""}, err: "empty -l value"},
 		{name: "no value", in: []string{"ngpus="}, err: "has no value"},
 		{name: "no equals", in: []string{"ngpus"}, err: "want key=value"},
-		{name: "unknown", in: []string{"place=scatter"}, err: `"place": unknown resource`},
+		{name: "unknown", in: []string{"x-y=1"}, err: `"x-y": unknown resource`},
+		{name: "not a label value", in: []string{"gpu_type=a 100"}, err: `"gpu_type": unknown resource`},
+		{name: "label", in: []string{"select=2:ngpus=4:gpu_type=a100:ib=hdr"}, want: res{Nodes: 2, GPUsPerNode: 4, Labels: map[string]string{"gpu_type": "a100", "ib": "hdr"}}},
+		{name: "top-level label", in: []string{"ngpus=1,gpu_model=V100"}, want: res{Nodes: 1, GPUsPerNode: 1, Labels: map[string]string{"gpu_model": "V100"}}},
+		{name: "mpiprocs and ompthreads", in: []string{"select=2:ncpus=16:mpiprocs=4:ompthreads=4"}, want: res{Nodes: 2, CPUsPerNode: 16, MPIProcs: 4, OMPThreads: 4}},
+		{name: "zero mpiprocs", in: []string{"select=1:mpiprocs=0"}, err: "want 1 to 4096"},
+		{name: "scatter", in: []string{"select=2:ngpus=2", "place=scatter"}, want: res{Nodes: 2, GPUsPerNode: 2}},
+		{name: "pack", in: []string{"select=2:ngpus=2:ncpus=4:mem=1gb:mpiprocs=2,place=pack"}, want: res{Nodes: 1, GPUsPerNode: 4, CPUsPerNode: 8, MemPerNode: 2 << 30, MPIProcs: 4}},
+		{name: "pack shared", in: []string{"select=3:ngpus=1", "place=pack:shared"}, want: res{Nodes: 1, GPUsPerNode: 3, MPIProcs: 3}},
+		{name: "excl", in: []string{"place=scatter:excl"}, err: "excl is not supported"},
+		{name: "bad place", in: []string{"place=spread"}, err: `"spread" is not free, scatter`},
+		{name: "place in a chunk", in: []string{"select=1:place=pack"}, err: "place is not a per-node resource"},
 		{name: "bad number", in: []string{"ngpus=four"}, err: "want a whole number"},
 		{name: "negative", in: []string{"ncpus=-1"}, err: "want a whole number"},
 		{name: "walltime days", in: []string{"walltime=1:00:00:00"}, want: res{Nodes: 1, Walltime: 24 * time.Hour}},
@@ -112,7 +123,7 @@ func TestParseResourceList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.resources(); got != tt.want {
+			if got := r.resources(); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("resources = %+v, want %+v", got, tt.want)
 			}
 		})
@@ -129,7 +140,7 @@ func TestResSpecOverlay(t *testing.T) {
 	}
 	dir.overlay(cmd)
 	want := api.Resources{Nodes: 2, GPUsPerNode: 4, MemPerNode: 64 << 30, Walltime: time.Hour}
-	if got := dir.resources(); got != want {
+	if got := dir.resources(); !reflect.DeepEqual(got, want) {
 		t.Errorf("overlay = %+v, want %+v", got, want)
 	}
 	if got := formatSelect(want); got != "2:ngpus=4:mem=64gb" {

@@ -20,7 +20,7 @@ func sampleJobs() []api.Job {
 			ID: "101.lab", Seq: 101, Name: "train-resnet", Owner: api.Owner{User: "alice", UID: 1000}, Share: "vision", Partition: "a100",
 			Priority: 10, WorkDir: "/home/alice/exp", Stdout: "/home/alice/exp/train-resnet.o101", Stderr: "/home/alice/exp/train-resnet.o101", Join: "oe",
 			Env:       map[string]string{"PBS_O_WORKDIR": "/home/alice/exp", "PBS_O_HOST": "login1", "OPTS": "a,b"},
-			Resources: api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour},
+			Resources: api.Resources{Nodes: 2, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour, MPIProcs: 2, OMPThreads: 8, Labels: map[string]string{"gpu_type": "a100"}},
 			Image:     "pytorch:24.05", Grace: 5 * time.Minute,
 			State: api.StateRunning, Allocs: []api.Alloc{{Node: "gpu01", GPUs: []int{3, 2, 1, 0}}, {Node: "gpu02", GPUs: []int{4, 5, 6, 7}}},
 			Preemptions: 1, NodeFailures: 2, SubmitTime: at(9, 0), StartTime: at(11, 0), Used: time.Hour + 2*time.Minute + 3*time.Second,

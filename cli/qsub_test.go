@@ -332,7 +332,7 @@ func TestQsubErrors(t *testing.T) {
 	}{
 		{name: "unknown option", args: []string{"-x", "job.sh"}, code: ExitUsage, stderr: "qsub: flag provided but not defined: -x\nTry 'qsub --help'"},
 		{name: "bad resource", args: []string{"-l", "ngpus=many", "job.sh"}, code: ExitUsage, stderr: `invalid value "ngpus=many" for flag -l: bad resource ngpus=many: want a whole number`},
-		{name: "unknown resource", args: []string{"-l", "place=scatter", "job.sh"}, code: ExitUsage, stderr: `unknown resource (known: ngpus, ncpus, mem, walltime, select, nodes)`},
+		{name: "unknown resource", args: []string{"-l", "x-y=1", "job.sh"}, code: ExitUsage, stderr: `unknown resource (known: ngpus, ncpus, mem, walltime, select, nodes, mpiprocs, ompthreads, place, and node labels such as gpu_type)`},
 		{name: "priority above PBS's range", args: []string{"-p", "1024", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023 (0 is the share's default)"},
 		{name: "priority below PBS's range", args: []string{"-p", "-1025", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023"},
 		{name: "bad name", args: []string{"-N", "a b", "job.sh"}, code: ExitUsage, stderr: "no blanks"},

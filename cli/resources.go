@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -18,11 +19,15 @@ var ErrBadResource = errors.New("bad resource")
 // given, so a later source (the command line over #PBS directives) overrides
 // field by field.
 type resSpec struct {
-	Nodes    *int
-	GPUs     *int // per node
-	CPUs     *int // per node
-	Mem      *int64
-	Walltime *time.Duration
+	Nodes      *int
+	GPUs       *int // per node
+	CPUs       *int // per node
+	Mem        *int64
+	Walltime   *time.Duration
+	MPIProcs   *int // per node
+	OMPThreads *int
+	Pack       *bool             // place=pack: every chunk on one node
+	Labels     map[string]string // node labels (gpu_type=a100), by key
 }
 
 // overlay sets every field o has.
@@ -42,6 +47,25 @@ func (r *resSpec) overlay(o resSpec) {
 	if o.Walltime != nil {
 		r.Walltime = o.Walltime
 	}
+	if o.MPIProcs != nil {
+		r.MPIProcs = o.MPIProcs
+	}
+	if o.OMPThreads != nil {
+		r.OMPThreads = o.OMPThreads
+	}
+	if o.Pack != nil {
+		r.Pack = o.Pack
+	}
+	for k, v := range o.Labels {
+		r.setLabel(k, v)
+	}
+}
+
+func (r *resSpec) setLabel(k, v string) {
+	if r.Labels == nil {
+		r.Labels = map[string]string{}
+	}
+	r.Labels[k] = v
 }
 
 // resources is the api form: one node unless asked otherwise.
@@ -62,10 +86,28 @@ func (r resSpec) resources() api.Resources {
 	if r.Walltime != nil {
 		out.Walltime = *r.Walltime
 	}
+	if r.MPIProcs != nil {
+		out.MPIProcs = *r.MPIProcs
+	}
+	if r.OMPThreads != nil {
+		out.OMPThreads = *r.OMPThreads
+	}
+	if len(r.Labels) > 0 {
+		out.Labels = maps.Clone(r.Labels)
+	}
+	if r.Pack != nil && *r.Pack && out.Nodes > 1 {
+		// place=pack: the chunks share one node, which holds their sum.
+		n := out.Nodes
+		out.Nodes = 1
+		out.GPUsPerNode *= n
+		out.CPUsPerNode *= n
+		out.MemPerNode *= int64(n)
+		out.MPIProcs = max(out.MPIProcs, 1) * n
+	}
 	return out
 }
 
-const knownResources = "ngpus, ncpus, mem, walltime, select, nodes"
+const knownResources = "ngpus, ncpus, mem, walltime, select, nodes, mpiprocs, ompthreads, place, and node labels such as gpu_type"
 
 // parseResourceList parses one -l value into r, later items overriding
 // earlier ones. Items are comma-separated key=value: ngpus (or gpus), ncpus,
@@ -95,6 +137,10 @@ func parseResourceList(s string, r *resSpec) error {
 			}
 		case "nodes", "nodect":
 			if err := parseChunk(val, key, r); err != nil {
+				return err
+			}
+		case "place":
+			if err := parsePlace(val, r); err != nil {
 				return err
 			}
 		case "walltime":
@@ -152,7 +198,7 @@ func parseChunk(val, key string, r *resSpec) error {
 		if !ok || k == "" || v == "" {
 			return fmt.Errorf("%w %s=%s: %q is not res=value", ErrBadResource, key, val, p)
 		}
-		if k == "walltime" || k == "select" || k == "nodes" {
+		if k == "walltime" || k == "select" || k == "nodes" || k == "place" {
 			return fmt.Errorf("%w %s=%s: %s is not a per-node resource", ErrBadResource, key, val, k)
 		}
 		if err := setChunkResource(k, v, r); err != nil {
@@ -183,8 +229,49 @@ func setChunkResource(key, val string, r *resSpec) error {
 			return fmt.Errorf("%w: mem: %w", ErrBadResource, err)
 		}
 		r.Mem = &m
+	case "mpiprocs", "ompthreads":
+		n, err := parseCount(key, val)
+		if err != nil {
+			return err
+		}
+		if n < 1 || n > 4096 {
+			return fmt.Errorf("%w %s=%s: want 1 to 4096", ErrBadResource, key, val)
+		}
+		if key == "mpiprocs" {
+			r.MPIProcs = &n
+		} else {
+			r.OMPThreads = &n
+		}
 	default:
-		return fmt.Errorf("%w %q: unknown resource (known: %s)", ErrBadResource, key, knownResources)
+		// A site resource: a node label the controller checks against
+		// the partition's nodes ([[node]] labels).
+		if !conf.ValidLabelKey(key) || !conf.ValidLabelValue(val) {
+			return fmt.Errorf("%w %q: unknown resource (known: %s)", ErrBadResource, key, knownResources)
+		}
+		r.setLabel(key, val)
+	}
+	return nil
+}
+
+// parsePlace reads place=[arrangement][:sharing]. Every chunk of a sharq
+// job is on its own node (scatter, PBS's free does the same here), pack
+// puts them all on one node; jobs share nodes, so only "shared" sharing is
+// taken.
+func parsePlace(val string, r *resSpec) error {
+	for _, p := range strings.Split(val, ":") {
+		switch strings.ToLower(p) {
+		case "free", "scatter", "vscatter":
+			f := false
+			r.Pack = &f
+		case "pack":
+			t := true
+			r.Pack = &t
+		case "shared":
+		case "excl", "exclhost":
+			return fmt.Errorf("%w place=%s: %s is not supported: sharq shares nodes between jobs (ask for all of a node's GPUs to have it alone)", ErrBadResource, val, p)
+		default:
+			return fmt.Errorf("%w place=%s: %q is not free, scatter, vscatter, pack or shared", ErrBadResource, val, p)
+		}
 	}
 	return nil
 }
@@ -209,6 +296,15 @@ func formatSelect(r api.Resources) string {
 	}
 	if r.MemPerNode > 0 {
 		fmt.Fprintf(&b, ":mem=%s", conf.FormatSize(r.MemPerNode))
+	}
+	if r.MPIProcs > 0 {
+		fmt.Fprintf(&b, ":mpiprocs=%d", r.MPIProcs)
+	}
+	if r.OMPThreads > 0 {
+		fmt.Fprintf(&b, ":ompthreads=%d", r.OMPThreads)
+	}
+	if len(r.Labels) > 0 {
+		b.WriteString(":" + strings.ReplaceAll(conf.FormatLabels(r.Labels), ",", ":"))
 	}
 	return b.String()
 }

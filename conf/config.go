@@ -117,6 +117,9 @@ type Node struct {
 	// CheckpointRoot is where this node keeps checkpoints: its block's
 	// checkpoint_root, or the cluster's.
 	CheckpointRoot string
+	// Labels are site resources jobs select (-l select=1:gpu_type=a100),
+	// shared by the nodes of one [[node]] block: read-only.
+	Labels map[string]string
 }
 
 // Share is a [[share]] block: a team's quota in a partition.
@@ -236,7 +239,7 @@ func (c *Config) Sched() sched.Config {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries}
 	}
 	for i, n := range c.Nodes {
-		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes}
+		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}
 	}
 	for i, s := range c.Shares {
 		sc.Shares[i] = sched.Share{

@@ -140,7 +140,10 @@ func TestGoodConfigs(t *testing.T) {
 			if want := []string{"a1@a100", "a2@a100", "a3@a100", "a7@a100", "b5@a100", "c01@cpu"}; !reflect.DeepEqual(names, want) {
 				t.Errorf("nodes = %v, want %v", names, want)
 			}
-			if n := c.Node("a7"); n.GPUDevices[0] != "/dev/nvidia3" || n.MemBytes != 512<<30 || n.CPUs != 64 ||
+			if got := c.PartitionLabels("a100"); !reflect.DeepEqual(got, map[string][]string{"gpu_type": {"a100"}, "ib": {"hdr"}}) {
+				t.Errorf("a100 labels = %v", got)
+			}
+			if n := c.Node("a7"); n.GPUDevices[0] != "/dev/nvidia3" || n.MemBytes != 512<<30 || n.CPUs != 64 || n.Labels["gpu_type"] != "a100" ||
 				!reflect.DeepEqual(n.ExtraDevices, []string{"/dev/nvidiactl"}) {
 				t.Errorf("a7 = %+v", n)
 			}
@@ -262,7 +265,8 @@ func TestSched(t *testing.T) {
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
 	}
-	if len(sc.Nodes) != 6 || !reflect.DeepEqual(sc.Nodes[4], sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) {
+	if len(sc.Nodes) != 6 || !reflect.DeepEqual(sc.Nodes[4], sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) ||
+		!reflect.DeepEqual(sc.Nodes[0].Labels, map[string]string{"gpu_type": "a100", "ib": "hdr"}) {
 		t.Errorf("nodes = %+v", sc.Nodes)
 	}
 	wantS := []sched.Share{

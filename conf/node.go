@@ -80,7 +80,8 @@ func (l *loader) nodes(ts []*table) []*nodeBlock {
 			t.checkDevicePaths("extra_devices", ds)
 		}
 		tmpl.CheckpointRoot = t.absPath("checkpoint_root", l.checkpointRoot)
-		t.unknown("names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root")
+		tmpl.Labels = t.labels("labels")
+		t.unknown("names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root", "labels")
 
 		b.nodes = make([]Node, len(names))
 		for i, n := range names {

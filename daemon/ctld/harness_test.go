@@ -31,7 +31,8 @@ type testCluster struct {
 
 const testSecret = "s3cret-for-tests"
 
-// clusterTOML is a config with one partition of the given nodes ("n1:8").
+// clusterTOML is a config with one partition of the given nodes ("n1:8",
+// or with labels "n1:8:gpu_type=a100").
 func clusterTOML(dir, listen string, nodes []string, shares string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `[cluster]
@@ -54,7 +55,16 @@ max_walltime = "1h"
 		filepath.Join(dir, "ckpt"), nodeNames(nodes))
 	for _, n := range nodes {
 		name, gpus, _ := strings.Cut(n, ":")
+		gpus, labels, _ := strings.Cut(gpus, ":")
 		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = %s\n", name, gpus)
+		if labels != "" { // "n1:8:gpu_type=a100,ib=hdr"
+			var kv []string
+			for _, l := range strings.Split(labels, ",") {
+				k, v, _ := strings.Cut(l, "=")
+				kv = append(kv, fmt.Sprintf("%s = %q", k, v))
+			}
+			fmt.Fprintf(&b, "labels = { %s }\n", strings.Join(kv, ", "))
+		}
 	}
 	b.WriteString(shares)
 	return b.String()

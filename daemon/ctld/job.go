@@ -78,6 +78,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		GPUsPerNode:  j.Resources.GPUsPerNode,
 		CPUsPerNode:  j.Resources.CPUsPerNode,
 		MemPerNode:   j.Resources.MemPerNode,
+		Labels:       j.Resources.Labels,
 		NotBefore:    j.NotBefore,
 		Preemptions:  j.Preemptions,
 		NodeFailures: j.NodeFailures,

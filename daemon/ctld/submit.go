@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"sharq/api"
@@ -161,6 +162,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if r.Nodes < 0 || r.GPUsPerNode < 0 || r.CPUsPerNode < 0 || r.MemPerNode < 0 {
 		return badRequest("resources must not be negative")
 	}
+	if e := c.checkSiteResources(p.Name, r); e != nil {
+		return e
+	}
 	if r.Walltime < 0 || (p.MaxWalltime > 0 && r.Walltime > p.MaxWalltime) {
 		return badRequest(fmt.Sprintf("walltime %v exceeds partition %s's max_walltime %v", r.Walltime, p.Name, p.MaxWalltime))
 	}
@@ -208,6 +212,47 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 		on := c.normalizeID(d.On)
 		if _, ok := c.jobs[on]; !ok {
 			return &api.Error{Code: api.CodeUnknownJob, Message: fmt.Sprintf("dependency on unknown job %s", d.On), ID: d.On}
+		}
+	}
+	return nil
+}
+
+// checkSiteResources checks -l mpiprocs, ompthreads and the node labels a
+// job selects: each label must be one the partition's nodes carry, with a
+// value one of them has.
+func (c *Controller) checkSiteResources(part string, r *api.Resources) *api.Error {
+	if r.MPIProcs < 0 || r.MPIProcs > 4096 || r.OMPThreads < 0 || r.OMPThreads > 4096 {
+		return badRequest("mpiprocs and ompthreads must be 1 to 4096")
+	}
+	if len(r.Labels) > conf.MaxLabels {
+		return badRequest(fmt.Sprintf("%d node labels; at most %d", len(r.Labels), conf.MaxLabels))
+	}
+	if len(r.Labels) == 0 {
+		return nil
+	}
+	have := c.cfg.PartitionLabels(part)
+	names := make([]string, 0, len(have))
+	for k := range have {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	keys := make([]string, 0, len(r.Labels))
+	for k := range r.Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := r.Labels[k]
+		vals, ok := have[k]
+		switch {
+		case !ok:
+			known := "none"
+			if len(names) > 0 {
+				known = strings.Join(names, ", ")
+			}
+			return badRequest(fmt.Sprintf("unknown resource %q: not a resource sharq knows (ngpus, ncpus, mem, walltime, mpiprocs, ompthreads, place) nor a label of partition %s's nodes (labels: %s)", k, part, known))
+		case !slices.Contains(vals, v):
+			return badRequest(fmt.Sprintf("no node of partition %s has %s=%s (its nodes have %s)", part, k, v, strings.Join(vals, ", ")))
 		}
 	}
 	return nil

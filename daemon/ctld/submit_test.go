@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"sharq/api"
 )
@@ -93,5 +94,40 @@ func TestSubmitPBSPriority(t *testing.T) {
 				t.Errorf("priority %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSubmitNodeLabels checks the node labels a job selects: unknown
+// labels and values no node has are refused with what there is, and a job
+// runs only on nodes that carry its labels.
+func TestSubmitNodeLabels(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:4:gpu_type=v100", "n2:4:gpu_type=a100,ib=hdr"}, twoShares)
+	tests := []struct {
+		name    string
+		labels  map[string]string
+		wantErr string
+	}{
+		{"unknown label", map[string]string{"gpu_typ": "a100"}, `unknown resource "gpu_typ": not a resource sharq knows (ngpus, ncpus, mem, walltime, mpiprocs, ompthreads, place) nor a label of partition gpu's nodes (labels: gpu_type, ib)`},
+		{"value no node has", map[string]string{"gpu_type": "h100"}, "no node of partition gpu has gpu_type=h100 (its nodes have a100, v100)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, e := tc.trySubmit(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+				Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Labels: tt.labels}}})
+			if e == nil || e.Message != tt.wantErr {
+				t.Fatalf("error %v, want %q", e, tt.wantErr)
+			}
+		})
+	}
+	n1, n2 := tc.attachNode("n1"), tc.attachNode("n2")
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, MPIProcs: 2, Labels: map[string]string{"gpu_type": "a100"}}}})
+	st := n2.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Job.Resources.MPIProcs != 2 {
+		t.Fatalf("start on n2: %+v", st.Job)
+	}
+	n1.quiet(100 * time.Millisecond)
+	if got := tc.job(id).Resources.Labels; got["gpu_type"] != "a100" {
+		t.Errorf("qstat shows labels %v", got)
 	}
 }

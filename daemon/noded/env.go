@@ -67,6 +67,13 @@ func buildEnv(o *api.StartOrder, e jobEnv) []string {
 	if j.Resources.CPUsPerNode > 0 {
 		env["NCPUS"] = strconv.Itoa(j.Resources.CPUsPerNode)
 	}
+	// OMP_NUM_THREADS as PBS sets it: ompthreads, else the node's CPUs
+	// over its MPI ranks; a job's own -v OMP_NUM_THREADS wins.
+	if t := j.Resources.OMPThreads; t > 0 {
+		setDefault("OMP_NUM_THREADS", strconv.Itoa(t))
+	} else if c := j.Resources.CPUsPerNode; c > 0 {
+		setDefault("OMP_NUM_THREADS", strconv.Itoa(max(c/max(j.Resources.MPIProcs, 1), 1)))
+	}
 	env["SHARQ_NODE"] = e.Node
 	env["SHARQ_RESTART_COUNT"] = strconv.Itoa(o.Run)
 	env["SHARQ_CHECKPOINT_DIR"] = e.CheckpointDir

@@ -93,7 +93,49 @@ func TestBuildEnv(t *testing.T) {
 				o.Job.Resources.CPUsPerNode = 6
 				return o
 			},
-			want: map[string]string{"NCPUS": "6"},
+			want: map[string]string{"NCPUS": "6", "OMP_NUM_THREADS": "6"},
+		},
+		{
+			name: "CPUs over MPI ranks",
+			order: func() *api.StartOrder {
+				o := base()
+				o.Job.Resources.CPUsPerNode, o.Job.Resources.MPIProcs = 16, 4
+				return o
+			},
+			want: map[string]string{"NCPUS": "16", "OMP_NUM_THREADS": "4"},
+		},
+		{
+			name: "more ranks than CPUs",
+			order: func() *api.StartOrder {
+				o := base()
+				o.Job.Resources.CPUsPerNode, o.Job.Resources.MPIProcs = 2, 8
+				return o
+			},
+			want: map[string]string{"OMP_NUM_THREADS": "1"},
+		},
+		{
+			name: "ompthreads",
+			order: func() *api.StartOrder {
+				o := base()
+				o.Job.Resources.CPUsPerNode, o.Job.Resources.MPIProcs, o.Job.Resources.OMPThreads = 16, 4, 2
+				return o
+			},
+			want: map[string]string{"OMP_NUM_THREADS": "2"},
+		},
+		{
+			name: "the job's own OMP_NUM_THREADS wins",
+			order: func() *api.StartOrder {
+				o := base()
+				o.Job.Resources.OMPThreads = 2
+				o.Job.Env = map[string]string{"OMP_NUM_THREADS": "7"}
+				return o
+			},
+			want: map[string]string{"OMP_NUM_THREADS": "7"},
+		},
+		{
+			name:  "no CPUs, no threads",
+			order: base,
+			want:  map[string]string{"-OMP_NUM_THREADS": ""},
 		},
 	}
 	for _, c := range cases {

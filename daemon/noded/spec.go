@@ -81,7 +81,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		nodes = []string{in.Node}
 	}
 	nodeFile := filepath.Join(in.JobDir, nodeFileName)
-	if err := writeFileAtomic(nodeFile, []byte(strings.Join(nodes, "\n")+"\n"), 0o644); err != nil {
+	if err := writeFileAtomic(nodeFile, nodeFileContent(nodes, j.Resources.MPIProcs), 0o644); err != nil {
 		return runtime.Spec{}, fmt.Errorf("job %s: node file: %w", j.ID, err)
 	}
 	ckpt, err := checkpointDir(in.CheckpointRoot, j.ID, j.Owner.UID, j.Owner.GID)
@@ -153,6 +153,19 @@ func home(lookup func(uint32) string, j *api.Job) string {
 		return h
 	}
 	return ""
+}
+
+// nodeFileContent is PBS_NODEFILE: each node of the job once per MPI rank
+// it runs (-l select=N:mpiprocs=R; one when not given), in order.
+func nodeFileContent(nodes []string, mpiprocs int) []byte {
+	var b strings.Builder
+	for _, n := range nodes {
+		for range max(mpiprocs, 1) {
+			b.WriteString(n)
+			b.WriteByte('\n')
+		}
+	}
+	return []byte(b.String())
 }
 
 // pickGPUs finds the assigned GPU indices in the inventory.

@@ -13,6 +13,26 @@ import (
 	"sharq/api"
 )
 
+func TestNodeFileContent(t *testing.T) {
+	tests := []struct {
+		name     string
+		nodes    []string
+		mpiprocs int
+		want     string
+	}{
+		{"one line per node", []string{"n1", "n2"}, 0, "n1\nn2\n"},
+		{"one rank", []string{"n1"}, 1, "n1\n"},
+		{"ranks repeat each node", []string{"n1", "n2"}, 3, "n1\nn1\nn1\nn2\nn2\nn2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(nodeFileContent(tt.nodes, tt.mpiprocs)); got != tt.want {
+				t.Errorf("node file %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPrepareSpec(t *testing.T) {
 	inv := []api.GPU{
 		{Index: 0, Device: "/dev/fake0"}, {Index: 1, Device: "/dev/fake1"},
