@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,6 +228,7 @@ type scriptedNode struct {
 	conn net.Conn
 	dec  *api.Decoder
 	msgs chan api.NodeMsg
+	wmu  sync.Mutex // one message written at a time
 }
 
 func (tc *testCluster) attachNode(name string, running ...api.RunningJob) *scriptedNode {
@@ -266,9 +268,35 @@ func (tc *testCluster) attachNodeWith(name string, inv *api.Inventory, running .
 func (n *scriptedNode) send(m api.NodeMsg) {
 	n.t.Helper()
 	m.V = api.Version
+	n.wmu.Lock()
+	defer n.wmu.Unlock()
 	if err := api.Encode(n.conn, m); err != nil {
 		n.t.Fatal(err)
 	}
+}
+
+// heartbeats sends a heartbeat every interval until the test ends, as a
+// node daemon does.
+func (n *scriptedNode) heartbeats(interval time.Duration) {
+	done := make(chan struct{})
+	n.t.Cleanup(func() { close(done) })
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			n.wmu.Lock()
+			err := api.Encode(n.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: n.name})
+			n.wmu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
 }
 
 // expect waits for the next message of type typ, skipping none.
@@ -285,6 +313,24 @@ func (n *scriptedNode) expect(typ api.NodeMsgType) api.NodeMsg {
 		return m
 	case <-time.After(5 * time.Second):
 		n.t.Fatalf("node %s: no %s message", n.name, typ)
+	}
+	return api.NodeMsg{}
+}
+
+// expect2 waits for the next message, of type a or b.
+func (n *scriptedNode) expect2(a, b api.NodeMsgType) api.NodeMsg {
+	n.t.Helper()
+	select {
+	case m, ok := <-n.msgs:
+		if !ok {
+			n.t.Fatalf("node %s: connection closed, want %s or %s", n.name, a, b)
+		}
+		if m.Type != a && m.Type != b {
+			n.t.Fatalf("node %s: got %s %+v, want %s or %s", n.name, m.Type, m, a, b)
+		}
+		return m
+	case <-time.After(5 * time.Second):
+		n.t.Fatalf("node %s: no %s or %s message", n.name, a, b)
 	}
 	return api.NodeMsg{}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"sharq/api"
@@ -34,68 +33,6 @@ type node struct {
 	drained   bool
 	// deadline: a node not heard from by then is marked down (its jobs requeued).
 	deadline time.Time
-}
-
-// nodeConn is one connection from a sharqd; writes go through a buffered
-// channel so the loop never blocks on a slow node.
-type nodeConn struct {
-	name string
-	c    net.Conn
-	out  chan api.NodeMsg
-	done chan struct{} // closed when the connection is
-	once sync.Once
-	// epoch goes in every message; a heartbeat goes out every interval,
-	// so that the node notices a controller that stopped (paused, gone).
-	epoch     int64
-	heartbeat time.Duration
-}
-
-func newNodeConn(name string, c net.Conn, epoch int64, heartbeat time.Duration) *nodeConn {
-	nc := &nodeConn{name: name, c: c, out: make(chan api.NodeMsg, 4096), done: make(chan struct{}),
-		epoch: epoch, heartbeat: heartbeat}
-	go nc.writer()
-	return nc
-}
-
-// send queues m. A node that cannot keep up is disconnected; it reconnects
-// and reconciles from its hello.
-func (nc *nodeConn) send(m api.NodeMsg) {
-	select {
-	case <-nc.done:
-	case nc.out <- m:
-	default:
-		nc.close()
-	}
-}
-
-func (nc *nodeConn) close() {
-	nc.once.Do(func() {
-		close(nc.done)
-		nc.c.Close()
-	})
-}
-
-func (nc *nodeConn) writer() {
-	hb := time.NewTicker(nc.heartbeat)
-	defer hb.Stop()
-	for {
-		select {
-		case <-nc.done:
-			return
-		case <-hb.C:
-			select {
-			case nc.out <- api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}:
-			default:
-			}
-		case m := <-nc.out:
-			m.Epoch = nc.epoch
-			nc.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
-			if err := api.Encode(nc.c, m); err != nil {
-				nc.close()
-				return
-			}
-		}
-	}
 }
 
 // listenNodes opens the node daemons' TCP address, with mutual TLS when the
@@ -340,6 +277,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		return
 	}
 	s := m.JobState
+	nc.answered(s.JobID, s.Run)
 	j := c.jobs[s.JobID]
 	if j == nil || !j.running() || j.parts[nc.name] == nil || s.Run != j.Runs-1 {
 		if s.State != "running" {

@@ -1,0 +1,149 @@
+package ctld
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"sharq/api"
+)
+
+// startWindow is how many start orders a node may have unanswered: the
+// rest wait in the controller until the node reports on earlier ones
+// (running, exited or failed). Orders to a node are thus flow-controlled:
+// a 100,000-subjob array neither floods the node with concurrent starts
+// nor fills the connection.
+const startWindow = 32
+
+// nodeWriteTimeout bounds one message write to a node.
+const nodeWriteTimeout = 30 * time.Second
+
+// nodeConn is one connection from a sharqd. The loop queues orders with
+// send, which never blocks and never drops one; a writer goroutine sends
+// them in order, holding a start back while startWindow starts are
+// unanswered (and what follows it, so one job's orders keep their order).
+// The queue holds only orders for the controller's own jobs, so its size
+// is bounded by what the controller already holds. A node that stops
+// reading is disconnected by the write timeout; it reconnects and
+// reconciles from its hello.
+type nodeConn struct {
+	name string
+	c    net.Conn
+	done chan struct{} // closed when the connection is
+	once sync.Once
+
+	// epoch goes in every message; a heartbeat goes out every interval,
+	// so that the node notices a controller that stopped (paused, gone).
+	epoch     int64
+	heartbeat time.Duration
+
+	mu       sync.Mutex
+	queue    []api.NodeMsg
+	inflight map[runKey]bool // starts sent and not yet answered
+	wake     chan struct{}   // one pending wake-up for the writer
+}
+
+// runKey names one run of a job.
+type runKey struct {
+	job string
+	run int
+}
+
+func newNodeConn(name string, c net.Conn, epoch int64, heartbeat time.Duration) *nodeConn {
+	nc := &nodeConn{name: name, c: c, done: make(chan struct{}), epoch: epoch, heartbeat: heartbeat,
+		inflight: map[runKey]bool{}, wake: make(chan struct{}, 1)}
+	go nc.writer()
+	return nc
+}
+
+// send queues m.
+func (nc *nodeConn) send(m api.NodeMsg) {
+	nc.mu.Lock()
+	nc.queue = append(nc.queue, m)
+	nc.mu.Unlock()
+	nc.poke()
+}
+
+// answered records the node's first report on a run, which frees its
+// place in the start window.
+func (nc *nodeConn) answered(job string, run int) {
+	nc.mu.Lock()
+	k := runKey{job, run}
+	found := nc.inflight[k]
+	delete(nc.inflight, k)
+	nc.mu.Unlock()
+	if found {
+		nc.poke()
+	}
+}
+
+func (nc *nodeConn) poke() {
+	select {
+	case nc.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (nc *nodeConn) close() {
+	nc.once.Do(func() {
+		close(nc.done)
+		nc.c.Close()
+	})
+}
+
+// next takes the head of the queue unless it is a start the window holds
+// back.
+func (nc *nodeConn) next() (api.NodeMsg, bool) {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if len(nc.queue) == 0 {
+		return api.NodeMsg{}, false
+	}
+	m := nc.queue[0]
+	if m.Type == api.MsgStart && m.Start != nil {
+		if len(nc.inflight) >= startWindow {
+			return api.NodeMsg{}, false
+		}
+		nc.inflight[runKey{m.Start.Job.ID, m.Start.Run}] = true
+	}
+	nc.queue[0] = api.NodeMsg{}
+	nc.queue = nc.queue[1:]
+	return m, true
+}
+
+// write sends one message, with the connection's epoch.
+func (nc *nodeConn) write(m api.NodeMsg) bool {
+	m.Epoch = nc.epoch
+	nc.c.SetWriteDeadline(time.Now().Add(nodeWriteTimeout))
+	if err := api.Encode(nc.c, m); err != nil {
+		nc.close()
+		return false
+	}
+	return true
+}
+
+func (nc *nodeConn) writer() {
+	hb := time.NewTicker(nc.heartbeat)
+	defer hb.Stop()
+	for {
+		for {
+			m, ok := nc.next()
+			if !ok {
+				break
+			}
+			if !nc.write(m) {
+				return
+			}
+		}
+		select {
+		case <-nc.done:
+			return
+		case <-hb.C:
+			// Not queued: a heartbeat never waits behind held starts.
+			if !nc.write(api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}) {
+				return
+			}
+		case <-nc.wake:
+		}
+	}
+}
