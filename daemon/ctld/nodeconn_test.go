@@ -10,14 +10,15 @@ import (
 
 // A big array of jobs that all fit at once does not flood its node: at
 // most startWindow starts are unanswered, the connection stays up, and
-// each answer lets one more start through. (Before, the orders overflowed
-// the connection's queue and the node was disconnected.)
+// each answer lets one more start through. (Before, every start went out at
+// once, and past 4096 queued orders the node was disconnected.)
 func TestStartOrdersFlowControlled(t *testing.T) {
-	const subjobs = 6000
+	const subjobs = 1000
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
-	n := tc.attachNode("n1")
+	// A node with CPUs for every subjob (each counts one).
+	n := tc.attachNodeWith("n1", &api.Inventory{Source: "config", CPUs: subjobs})
 	n.heartbeats(200 * time.Millisecond)
-	tc.submitSpec(&api.SubmitSpec{Job: api.Job{Name: "many", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "many", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1}, ArrayIndices: fmt.Sprintf("0-%d", subjobs-1)}})
 	var starts []*api.StartOrder
 	for range startWindow {
