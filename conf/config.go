@@ -19,6 +19,9 @@ type Config struct {
 	Partitions []Partition
 	Nodes      []Node // expanded: one entry per node name, in file order
 	Shares     []Share
+	// Warnings are what loads but is probably not meant (e.g. a borrow
+	// limit that rounds down to no GPU), with file and line.
+	Warnings Problems
 }
 
 // Cluster is the [cluster] table: the controller's own settings.

@@ -37,6 +37,8 @@ func Parse(file string, data []byte) (*Config, error) {
 		return nil, l.probs
 	}
 	cfg.File = file
+	sortProblems(l.warns)
+	cfg.Warnings = l.warns
 	return cfg, nil
 }
 

@@ -79,6 +79,14 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 			if strategyOK && s.Strategy != sched.LendAndBorrow {
 				t.errf("borrow_limit", "set, but only LEND_AND_BORROW shares borrow (strategy is %v)", s.Strategy)
 			}
+			// A share may borrow floor(gpus * borrow_limit / 100) GPUs.
+			switch b := s.GPUs * n / 100; {
+			case n < 0 || !strategyOK || s.Strategy != sched.LendAndBorrow:
+			case s.GPUs == 0:
+				t.errf("borrow_limit", "%d%% of a quota of 0 GPUs is no GPU: the share could never run a job (use -1 for no limit, or give it a quota)", n)
+			case b == 0 && n > 0:
+				t.warnf("borrow_limit", "%d%% of %d GPUs rounds down to 0 borrowable GPUs (the share may borrow floor(gpus*borrow_limit/100))", n, s.GPUs)
+			}
 		}
 		if b, ok := t.boolean("in_share_preemption"); ok {
 			s.InSharePreemption = b

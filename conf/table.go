@@ -13,6 +13,7 @@ type loader struct {
 	file  string
 	pos   *positions
 	probs Problems
+	warns Problems // not errors: the configuration loads, the controller logs them
 	// From [cluster], for the blocks read after it.
 	clusterMounts  []Mount
 	checkpointRoot string
@@ -60,6 +61,16 @@ func (t *table) errf(key, format string, args ...any) {
 		msg = key + ": " + msg
 	}
 	t.errAt(key, "%s", msg)
+}
+
+// warnf records a warning at key (see Config.Warnings).
+func (t *table) warnf(key, format string, args ...any) {
+	msg := key + ": " + fmt.Sprintf(format, args...)
+	if t.ctx != "" {
+		msg = t.ctx + ": " + msg
+	}
+	p := t.l.pos.find(t.keyPath(key))
+	t.l.warns = append(t.l.warns, Problem{File: t.l.file, Line: p.line, Col: p.col, Msg: msg})
 }
 
 // errAt reports a problem at key; the message starts with the table's

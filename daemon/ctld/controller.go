@@ -153,6 +153,9 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 	for _, w := range warnings {
 		c.log.Warn("config", "file", cfg.File, "warning", w)
 	}
+	for _, w := range cfg.Warnings {
+		c.log.Warn("config", "warning", w.Error())
+	}
 	c.cfg, c.auth = cfg, a
 	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
 	c.heartbeatNs.Store(int64(cfg.Cluster.HeartbeatInterval))

@@ -133,7 +133,7 @@ func holdLetters(b sched.Hold) string {
 // pendingState is the PBS letter for a pending job with this reason.
 func pendingState(j *job, r sched.Reason) api.State {
 	switch {
-	case j.Hold != "" || r == sched.ReasonHeld || r == sched.ReasonNeverFits:
+	case j.Hold != "" || r == sched.ReasonHeld || r.NeverFits():
 		return api.StateHeld
 	case r == sched.ReasonBeginTime:
 		return api.StateWaiting

@@ -58,7 +58,7 @@ func (c *Controller) pass() {
 			reason = ""
 		}
 		st := pendingState(j, pr.Reason)
-		if pr.Reason == sched.ReasonNeverFits && !strings.Contains(j.Hold, "s") {
+		if pr.Reason.NeverFits() && !strings.Contains(j.Hold, "s") {
 			j.Hold += "s"
 			j.history(now, "held by the system: "+reason)
 			c.markDirty(j.ID)

@@ -59,7 +59,7 @@ func eligibleReason(r sched.Reason) bool {
 		sched.ReasonShareRemoved, sched.ReasonDependencyNeverMet, sched.ReasonPreemptionRetries:
 		return false
 	}
-	return true
+	return !r.NeverFits()
 }
 
 // noteEligible sets the job's eligible time the first time it could start.

@@ -1,31 +1,49 @@
 package sched
 
-// neverFitsNow says whether j can never start in its share: it asks for more
-// GPUs than the share's quota plus its allowed borrowing, more GPUs (or CPUs,
-// memory) per node than any node of the partition declares, or more such
-// nodes (with the labels it selects) than the partition has.
-func (s *Scheduler) neverFitsNow(j *job) bool {
+// neverFitsNow says why j can never start in its share, or ReasonNone:
+// ReasonNeverFits when it asks for more GPUs (or CPUs, memory) per node
+// than any node of the partition has, or more such nodes (with the labels
+// it selects) than the partition has; else ReasonQuotaLimit when it asks for more GPUs than the
+// share can ever hold (its quota plus its borrow limit; with no limit, all
+// the partition's GPUs but the RESERVE shares' quotas, or its quota if that
+// is more; AWS Batch says MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED).
+func (s *Scheduler) neverFitsNow(j *job) Reason {
 	sh := j.share
 	if sh == nil || sh.removed || sh.part == nil {
-		return false
-	}
-	if bc := sh.borrowCap(); bc >= 0 && j.total() > sh.quota()+bc {
-		return true
+		return ReasonNone
 	}
 	p := sh.part
+	if !s.nodesFit(p, j) {
+		return ReasonNeverFits
+	}
+	reach := sh.quota()
+	switch bc := sh.borrowCap(); {
+	case bc > 0:
+		reach += bc
+	case bc < 0:
+		reach = max(reach, p.declCap-p.reserveQuota)
+	}
+	if j.total() > reach {
+		return ReasonQuotaLimit
+	}
+	return ReasonNone
+}
+
+// nodesFit says whether p has j.Nodes nodes that could each hold j's part.
+func (s *Scheduler) nodesFit(p *partition, j *job) bool {
 	if j.CPUsPerNode <= 1 && j.MemPerNode == 0 && len(j.Labels) == 0 {
 		// Every node that accounts CPUs has at least one.
-		return j.GPUsPerNode >= len(p.atLeast) || p.atLeast[j.GPUsPerNode] < j.Nodes
+		return j.GPUsPerNode < len(p.atLeast) && p.atLeast[j.GPUsPerNode] >= j.Nodes
 	}
 	n := 0
 	for _, nd := range p.nodes {
 		if nd.fitsDeclared(j) {
 			if n++; n >= j.Nodes {
-				return false
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }
 
 // computeAtLeast recounts, per GPU count, the partition's nodes declaring
@@ -36,8 +54,10 @@ func computeAtLeast(p *partition) {
 		mx = max(mx, n.gpus)
 	}
 	p.atLeast = make([]int, mx+1)
+	p.declCap = 0
 	for _, n := range p.nodes {
 		p.atLeast[n.gpus]++
+		p.declCap += n.gpus
 	}
 	for g := mx - 1; g >= 0; g-- {
 		p.atLeast[g] += p.atLeast[g+1]
@@ -47,15 +67,17 @@ func computeAtLeast(p *partition) {
 // checkNeverFits sets the system hold on a pending entry that can never fit
 // (when hold is set) and releases the hold the core set once it fits.
 func (s *Scheduler) checkNeverFits(j *job, hold bool) {
-	nf := s.neverFitsNow(j)
+	r := s.neverFitsNow(j)
+	nf := r != ReasonNone
 	p := j.share.part
 	switch {
 	case nf && j.neverFits:
+		j.nfReason = r
 		if p != nil && !containsJob(p.neverFits, j) {
 			p.neverFits = append(p.neverFits, j)
 		}
 	case nf && hold && j.Hold&HoldSystem == 0:
-		j.neverFits = true
+		j.neverFits, j.nfReason = true, r
 		j.Hold |= HoldSystem
 		if p != nil {
 			p.neverFits = append(p.neverFits, j)

@@ -15,7 +15,7 @@ const (
 	ReasonDependency                // waiting for its dependencies
 	ReasonBeginTime                 // qsub -a: its start time has not come
 	ReasonArrayLimit                // the array's %max subjobs are running
-	ReasonNeverFits                 // bigger than its quota plus borrowing, or than any node
+	ReasonNeverFits                 // more per node (or more nodes) than the partition has
 	ReasonShareRemoved              // its share is no longer in the configuration
 	ReasonNodesDown                 // no usable node in its partition
 	ReasonDependencyNeverMet        // failed: a dependency can no longer be satisfied
@@ -23,6 +23,7 @@ const (
 	ReasonNodeFailureRetries        // failed: lost its node more often than node_failure_retries
 	ReasonCPUs                      // enough free GPUs, but no node has the CPUs it counts free
 	ReasonMemory                    // enough free GPUs and CPUs, but no node has its memory free
+	ReasonQuotaLimit                // more GPUs than its share can ever hold (quota plus borrow limit)
 	numReasons
 )
 
@@ -45,7 +46,13 @@ var reasonNames = [numReasons]string{
 	ReasonNodeFailureRetries: "NodeFailureRetriesExhausted",
 	ReasonCPUs:               "InsufficientCPUs",
 	ReasonMemory:             "InsufficientMemory",
+	ReasonQuotaLimit:         "QuotaLimitExceeded",
 }
+
+// NeverFits says whether r is one of the reasons of a request that can never
+// start as it is (the core holds such a job with HoldSystem): it names the
+// limit the request passes.
+func (r Reason) NeverFits() bool { return r == ReasonNeverFits || r == ReasonQuotaLimit }
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {

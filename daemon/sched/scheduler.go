@@ -171,7 +171,7 @@ func waitReason(j *job) Reason {
 	case j.share == nil || j.share.removed || j.share.part == nil:
 		return ReasonShareRemoved
 	case j.Hold&HoldSystem != 0 && j.neverFits:
-		return ReasonNeverFits
+		return j.nfReason
 	case j.Hold != 0:
 		return ReasonHeld
 	case !j.depsOK:

@@ -21,10 +21,11 @@ type job struct {
 	failedFlag  bool // some subjob failed (array parents)
 
 	// pending bookkeeping
-	inReady   bool // in its share's queue
-	timeOK    bool // NotBefore has passed
-	depsOK    bool // every dependency satisfied
-	neverFits bool // the core set HoldSystem: the request can never fit
+	inReady   bool   // in its share's queue
+	timeOK    bool   // NotBefore has passed
+	depsOK    bool   // every dependency satisfied
+	neverFits bool   // the core set HoldSystem: the request can never fit
+	nfReason  Reason // why, while neverFits
 	scanGen   uint64
 
 	// arrays
@@ -305,6 +306,7 @@ type partition struct {
 	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
 	accounts  bool  // some node accounts CPUs or memory
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
+	declCap   int   // GPUs of all its nodes, usable or not
 	noms      []*nomination
 	neverFits []*job
 	dirty     bool // capacity changed: scan every share
