@@ -148,8 +148,8 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 	loc := sys.loc()
 	at := func(t time.Time) string { return t.In(loc).Format(pbsTime) }
 	for _, j := range jobs {
-		attr := func(k string, v any) { fmt.Fprintf(&b, "    %s = %v\n", k, v) }
-		fmt.Fprintf(&b, "Job Id: %s\n", j.ID)
+		attr := func(k string, v any) { fmt.Fprintf(&b, "    %s = %s\n", k, printable(fmt.Sprint(v))) }
+		fmt.Fprintf(&b, "Job Id: %s\n", printable(j.ID))
 		attr("Job_Name", j.Name)
 		attr("Job_Owner", j.Owner.User)
 		if !j.StartTime.IsZero() {

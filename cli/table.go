@@ -70,7 +70,7 @@ func (t *table) widths() []int {
 			w[i] = max(w[i], width(h))
 		}
 		for _, r := range t.Rows {
-			w[i] = max(w[i], width(r[i].Text))
+			w[i] = max(w[i], width(printable(r[i].Text)))
 		}
 	}
 	return w
@@ -113,7 +113,7 @@ func (t *table) render(out io.Writer) error {
 func (t *table) line(b []byte, w []int, row []cell, rowStyle string, trunc bool) []byte {
 	start := len(b)
 	for i, c := range t.Cols {
-		text := row[i].Text
+		text := printable(row[i].Text)
 		tw := width(text)
 		if trunc && !t.Fit && c.Trunc && tw > w[i] {
 			r := []rune(text)

@@ -74,7 +74,8 @@ type Controller struct {
 	needPass  bool
 	startedAt time.Time
 	lastPurge time.Time
-	preempted map[string]int // per share, since start
+	preempted map[string]int   // per share, since start
+	userBytes map[uint32]int64 // per uid: script and environment bytes of unfinished jobs
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time
@@ -106,6 +107,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		dirty:     map[string]bool{},
 		waiters:   map[string][]func(*job){},
 		preempted: map[string]int{},
+		userBytes: map[uint32]int64{},
 		met:       newMetrics(),
 		limits:    newConnLimits(opts.Limits),
 	}

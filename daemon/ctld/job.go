@@ -17,6 +17,7 @@ type job struct {
 	api.Job
 	// parts tracks the nodes of a running job: exited and exit status.
 	parts         map[string]*part
+	charged       int64 // bytes counted against the owner (userbytes.go)
 	startFailures int
 }
 

@@ -21,6 +21,9 @@ type Limits struct {
 	HelloPending, HelloPerAddr int
 	// HelloTimeout is how long a node connection has to say hello; default 5s.
 	HelloTimeout time.Duration
+	// UserBytes caps the script, environment and command bytes of one
+	// user's unfinished jobs (userbytes.go); default 64 MiB.
+	UserBytes int64
 }
 
 func (l Limits) withDefaults() Limits {
@@ -35,6 +38,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.HelloTimeout <= 0 {
 		l.HelloTimeout = 5 * time.Second
+	}
+	if l.UserBytes <= 0 {
+		l.UserBytes = defaultUserBytes
 	}
 	return l
 }

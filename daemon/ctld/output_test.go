@@ -29,6 +29,8 @@ func TestSubjobPath(t *testing.T) {
 		{"placeholder", "/home/a/out.^array_index^.log", 7, "/home/a/out.7.log"},
 		{"placeholder twice", "/home/a/^array_index^/o.^array_index^", 0, "/home/a/0/o.0"},
 		{"placeholder in a directory", "/home/a/logs/^array_index^/train.o12", 3, "/home/a/logs/3/train.o12"},
+		// Once /dev/null.7, which a job cannot create.
+		{"/dev/null", "/dev/null", 7, "/dev/null"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -154,8 +155,12 @@ const arrayIndexPlaceholder = "^array_index^"
 
 // subjobPath gives each subjob its own output file: the index replaces
 // ^array_index^ where the path has it (out.^array_index^.log ->
-// out.7.log), else it is appended (NAME.o12 -> NAME.o12.7).
+// out.7.log), else it is appended (NAME.o12 -> NAME.o12.7). /dev/null
+// stays /dev/null: every subjob discards its output there.
 func subjobPath(p string, i int) string {
+	if p == os.DevNull {
+		return p
+	}
 	if strings.Contains(p, arrayIndexPlaceholder) {
 		return strings.ReplaceAll(p, arrayIndexPlaceholder, strconv.Itoa(i))
 	}
@@ -257,6 +262,7 @@ func (c *Controller) finish(j *job, now time.Time, status *int, reason, what str
 	j.parts, j.Stopping = nil, ""
 	j.history(now, what)
 	c.markDirty(j.ID)
+	c.refund(j)
 	if c.hist != nil {
 		c.hist.add(historyRecord(j, stopping))
 	}

@@ -29,6 +29,7 @@ func (c *Controller) restore(ctx context.Context) error {
 	started := map[string][]int{} // array id -> indices that have subjob records
 	for _, j := range all {
 		c.jobs[j.ID] = j
+		c.charge(j)
 		if j.Seq >= c.nextSeq {
 			c.nextSeq = j.Seq + 1
 		}

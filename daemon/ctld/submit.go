@@ -56,6 +56,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if e := c.checkSubmit(id, j, spec.PBSPriority); e != nil {
 		return "", e
 	}
+	if e := c.checkUserBytes(id.UID, id.User, &j.Job); e != nil {
+		return "", e
+	}
 	seq, err := c.allocSeq()
 	if err != nil {
 		return "", &api.Error{Code: api.CodeInternal, Message: "allocate job id: " + err.Error()}
@@ -100,6 +103,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	}
 	j.history(now, "submitted to "+j.Share)
 	c.jobs[j.ID] = j
+	c.charge(j)
 	c.markDirty(j.ID)
 	c.needPass = true
 	c.met.submitted.Inc()

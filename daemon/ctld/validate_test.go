@@ -168,3 +168,39 @@ func TestAlterAllOrNothing(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestUserScriptBytesCapped: one user's unfinished jobs cannot hold more
+// than Limits.UserBytes of scripts and environments; finishing one makes
+// room, and other users are not affected.
+func TestUserScriptBytesCapped(t *testing.T) {
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{UserBytes: 1 << 20})
+	script := "#!/bin/sh\n#" + strings.Repeat("x", 300<<10) + "\n"
+	spec := func() api.Request {
+		return api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Share: "a", Script: script, WorkDir: "/tmp", Hold: "u"}}}
+	}
+	var ids []string
+	for range 3 {
+		resp := callAs(tc.ctl, mallory, spec())
+		if resp.Error != nil {
+			t.Fatalf("submit %d: %v", len(ids), resp.Error)
+		}
+		ids = append(ids, resp.JobID)
+	}
+	if resp := callAs(tc.ctl, mallory, spec()); resp.Error == nil || !strings.Contains(resp.Error.Message, "would pass the limit") {
+		t.Fatalf("fourth submit: %+v", resp.Error)
+	}
+	if resp := callAs(tc.ctl, alice, spec()); resp.Error != nil {
+		t.Fatalf("another user: %v", resp.Error)
+	}
+	if resp := callAs(tc.ctl, mallory, api.Request{Op: api.OpDelete, IDs: ids[:1]}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	if resp := callAs(tc.ctl, mallory, spec()); resp.Error != nil {
+		t.Fatalf("after a qdel: %v", resp.Error)
+	}
+	// A restart counts the same.
+	tc.restart()
+	if resp := callAs(tc.ctl, mallory, spec()); resp.Error == nil {
+		t.Fatal("the limit was forgotten by a restart")
+	}
+}
