@@ -88,3 +88,18 @@ func (tc *testCluster) awaitNode(state, problem string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// The node's reason for an exit (a memory kill) becomes the job's comment.
+func TestOOMKillIsTheComment(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 1, nil)
+	n.expect(api.MsgStart)
+	n.report(id, 0, "running", 0)
+	n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{JobID: id, Run: 0, State: "exited", ExitStatus: 137, Error: "OOM killed", Time: time.Now()}})
+	n.expect(api.MsgRemove)
+	j := tc.waitState(id, api.StateFinished)
+	if j.ExitStatus == nil || *j.ExitStatus != 137 || j.Reason != "OOM killed" {
+		t.Fatalf("job after a memory kill: exit %v comment %q", j.ExitStatus, j.Reason)
+	}
+}
