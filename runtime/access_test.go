@@ -216,3 +216,23 @@ func TestVerifyCatchesSwap(t *testing.T) {
 		t.Errorf("work directory swapped for a link: %v, want ErrWorkDir ... changed", err)
 	}
 }
+
+// BenchmarkOpenJobPaths measures the checks of one start: the work
+// directory and two output files opened as the user.
+func BenchmarkOpenJobPaths(b *testing.B) {
+	dir := b.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		os.Chmod(d, 0o755)
+	}
+	if err := os.Chown(dir, 1000, 1000); err != nil {
+		b.Fatal(err)
+	}
+	s := Spec{WorkDir: dir, Stdout: dir + "/o", Stderr: dir + "/e", UID: 1000, GID: 1000, Groups: []uint32{2000}}
+	for b.Loop() {
+		p, err := openJobPaths(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.close()
+	}
+}
