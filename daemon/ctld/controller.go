@@ -79,6 +79,9 @@ type Controller struct {
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time
+	// lastJobMetrics and pendingSeen belong to updateJobMetrics.
+	lastJobMetrics time.Time
+	pendingSeen    map[[2]string]bool
 }
 
 // ErrConfig wraps configuration problems (the conf.Problems are inside).
@@ -98,18 +101,19 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		opts.Now = time.Now
 	}
 	c := &Controller{
-		opts:      opts,
-		log:       opts.Logger,
-		now:       opts.Now,
-		ops:       make(chan *op, 4096),
-		jobs:      map[string]*job{},
-		nodes:     map[string]*node{},
-		dirty:     map[string]bool{},
-		waiters:   map[string][]func(*job){},
-		preempted: map[string]int{},
-		userBytes: map[uint32]int64{},
-		met:       newMetrics(),
-		limits:    newConnLimits(opts.Limits),
+		opts:        opts,
+		log:         opts.Logger,
+		now:         opts.Now,
+		ops:         make(chan *op, 4096),
+		jobs:        map[string]*job{},
+		nodes:       map[string]*node{},
+		dirty:       map[string]bool{},
+		waiters:     map[string][]func(*job){},
+		preempted:   map[string]int{},
+		pendingSeen: map[[2]string]bool{},
+		userBytes:   map[uint32]int64{},
+		met:         newMetrics(),
+		limits:      newConnLimits(opts.Limits),
 	}
 	c.installConfig(cfg)
 	c.core, err = sched.New(cfg.Sched())

@@ -125,6 +125,7 @@ func (c *Controller) spoolFailed(err error) error {
 		close(o.done)
 	}
 	c.release = nil
+	c.met.spoolErrors.Inc()
 	return fmt.Errorf("spool write failed, stopping: %w", err)
 }
 
@@ -179,6 +180,9 @@ func (c *Controller) tick() {
 	}
 	if now.Sub(c.lastPurge) > time.Hour {
 		c.purge(now)
+	}
+	if now.Sub(c.lastJobMetrics) >= jobMetricsEvery {
+		c.updateJobMetrics(now)
 	}
 	if c.hist != nil && now.Sub(c.lastSample) >= c.cfg.Accounting.SampleInterval {
 		c.sampleShares(now)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"sharq/api"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -26,6 +28,10 @@ type metrics struct {
 	passSeconds  prometheus.Histogram
 	spoolWrite   prometheus.Histogram
 	startLatency prometheus.Histogram
+	// Pending jobs by share and reason, nodes' state, failed spool writes.
+	pendingReason *prometheus.GaugeVec
+	nodeUp        *prometheus.GaugeVec
+	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
 	historyErrors  prometheus.Counter
@@ -65,6 +71,13 @@ func newMetrics() *metrics {
 	m.historyWrite = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "history_write_seconds",
 		Help: "Duration of one job history write (a batch of records and samples).", Buckets: prometheus.ExponentialBuckets(1e-4, 4, 9)})
 	m.reg.MustRegister(m.historyQueue, m.historyErrors, m.historyRecords, m.historyWrite)
+	m.pendingReason = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "pending_jobs",
+		Help: "Pending jobs by share and the reason qstat shows."}, []string{"share", "reason"})
+	m.nodeUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "node_up",
+		Help: "1 when the node is up (connected, not timed out), else 0; drained nodes are up."}, []string{"node", "partition"})
+	m.spoolErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "spool_write_errors_total",
+		Help: "Failed spool writes (the controller stops after one; a restart recovers)."})
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -80,6 +93,43 @@ func (c *Controller) updateShareMetrics() {
 		c.met.lent.WithLabelValues(u.Share).Set(float64(u.Lent))
 		c.met.pending.WithLabelValues(u.Share).Set(float64(u.Pending))
 		c.met.running.WithLabelValues(u.Share).Set(float64(u.Running))
+	}
+}
+
+// jobMetricsEvery is how often the per-reason pending counts and node
+// states are recomputed (a walk over every job).
+const jobMetricsEvery = 5 * time.Second
+
+// updateJobMetrics sets pending jobs by share and reason and node states.
+// A share and reason that has no pending job any more reads 0.
+func (c *Controller) updateJobMetrics(now time.Time) {
+	c.lastJobMetrics = now
+	counts := map[[2]string]int{}
+	for _, j := range c.jobs {
+		if j.finished() || j.running() || j.State == api.StateArray {
+			continue
+		}
+		reason := j.Reason
+		if reason == "" {
+			reason = "None"
+		}
+		counts[[2]string{j.Share, reason}]++
+	}
+	for k := range c.pendingSeen {
+		if _, ok := counts[k]; !ok {
+			c.met.pendingReason.WithLabelValues(k[0], k[1]).Set(0)
+		}
+	}
+	for k, n := range counts {
+		c.met.pendingReason.WithLabelValues(k[0], k[1]).Set(float64(n))
+		c.pendingSeen[k] = true
+	}
+	for _, n := range c.core.Nodes() {
+		up := 0.0
+		if n.Up {
+			up = 1
+		}
+		c.met.nodeUp.WithLabelValues(n.Name, n.Partition).Set(up)
 	}
 }
 

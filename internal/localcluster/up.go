@@ -311,6 +311,9 @@ func (u *up) printReady() {
 	}
 	u.printf("\nThe local sharq cluster %q is up: %s; shares %s.\n", l.cfg.Cluster.Name, nodeSummary(l.cfg), strings.Join(shares, ", "))
 	u.printf("Controller socket: %s   Logs: %s/\n", l.cfg.Cluster.Socket, l.logDir)
+	if m := l.cfg.Cluster.Metrics; m != "" {
+		u.printf("Prometheus metrics: http://%s/metrics (contrib/prometheus, contrib/grafana)\n", m)
+	}
 	u.printf("\nIn another terminal, as root (admin commands and a look at the queues):\n")
 	u.printf("  export SHARQ_SOCKET=%s PATH=%s:$PATH\n", l.cfg.Cluster.Socket, l.userBin)
 	u.printf("  qstat -Q                  # shares: quota, GPUs in use, lent, borrowed\n")
