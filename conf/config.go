@@ -91,6 +91,10 @@ type Partition struct {
 	// NodeFailureRetries limits requeues after losing a node, apart from
 	// preemptions; sched.Unlimited (-1, the default) = no limit.
 	NodeFailureRetries int
+	// StartFailureRetries limits requeues after a start that failed
+	// through the job's fault (bad image, unusable directory);
+	// DefaultStartFailureRetries unless set, sched.Unlimited = no limit.
+	StartFailureRetries int
 	// Confinement of the partition's jobs on the nodes (see SECURITY.md).
 	PidsLimit           int64   // most processes and threads per job and node; 0 = no limit
 	AllowUserNamespaces bool    // jobs may create user namespaces (rootless container tools)
@@ -153,11 +157,13 @@ const (
 	DefaultNamespace         = "sharq"
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
-	DefaultPidsLimit         = 8192
-	NetworkHost              = "host" // a partition's jobs share the node's network
-	NetworkNone              = "none" // each job has its own empty network namespace
-	DefaultPriority          = 100
-	MaxPriority              = 9999
+	// DefaultStartFailureRetries: a job whose start fails a third time fails.
+	DefaultStartFailureRetries = 2
+	DefaultPidsLimit           = 8192
+	NetworkHost                = "host" // a partition's jobs share the node's network
+	NetworkNone                = "none" // each job has its own empty network namespace
+	DefaultPriority            = 100
+	MaxPriority                = 9999
 )
 
 // DefaultAdmins is the admins list when the key is absent.
@@ -239,7 +245,8 @@ func (c *Config) Sched() sched.Config {
 		Shares:     make([]sched.Share, len(c.Shares)),
 	}
 	for i, p := range c.Partitions {
-		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries}
+		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
+			StartFailureRetries: p.StartFailureRetries}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}

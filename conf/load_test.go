@@ -80,7 +80,7 @@ func TestGoodConfigs(t *testing.T) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, PreemptionRetries: -1,
-				NodeFailureRetries: -1, PidsLimit: DefaultPidsLimit, Network: NetworkHost}}
+				NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries, PidsLimit: DefaultPidsLimit, Network: NetworkHost}}
 			if !reflect.DeepEqual(c.Partitions, wantP) {
 				t.Errorf("partitions = %+v", c.Partitions)
 			}
@@ -261,7 +261,7 @@ func TestSched(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := c.Sched()
-	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1}}
+	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
 	}

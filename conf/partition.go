@@ -17,7 +17,8 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 	for _, t := range ts {
 		p := &partBlock{t: t, Partition: Partition{
 			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited, NodeFailureRetries: sched.Unlimited,
-			PidsLimit: DefaultPidsLimit, Network: NetworkHost,
+			StartFailureRetries: DefaultStartFailureRetries,
+			PidsLimit:           DefaultPidsLimit, Network: NetworkHost,
 		}}
 		if name, ok := t.str("name"); ok {
 			p.Name = name
@@ -58,6 +59,12 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("node_failure_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}
+		if n, ok := t.integer("start_failure_retries"); ok {
+			p.StartFailureRetries = n
+			if n < sched.Unlimited {
+				t.errf("start_failure_retries", "%d is below -1 (-1 means no limit)", n)
+			}
+		}
 		if n, ok := t.integer("pids_limit"); ok {
 			p.PidsLimit = int64(n)
 			if n < 0 {
@@ -91,7 +98,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 			t.errf("checkpoints", "%q: want \"shared\" (one checkpoint_root every node of the partition sees) or \"local\" (each node's own)", v)
 		}
 		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries",
-			"node_failure_retries", "pids_limit", "allow_user_namespaces", "network",
+			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
 			"mounts", "host_image", "checkpoints")
 		out = append(out, p)
 	}

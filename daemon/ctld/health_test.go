@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 )
 
 // An unhealthy node gets no jobs and says why in show nodes; a start that
@@ -25,7 +26,7 @@ func TestUnhealthyNode(t *testing.T) {
 
 	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
 	// More node-fault failures than a job's start may fail: it stays queued.
-	for run := 0; run <= maxStartFailures; run++ {
+	for run := 0; run <= conf.DefaultStartFailureRetries+1; run++ {
 		st := n.expect(api.MsgStart).Start
 		if st.Job.ID != id || st.Run != run {
 			t.Fatalf("start %d: %+v", run, st)

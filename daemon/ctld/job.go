@@ -16,9 +16,8 @@ import (
 type job struct {
 	api.Job
 	// parts tracks the nodes of a running job: exited and exit status.
-	parts         map[string]*part
-	charged       int64 // bytes counted against the owner (userbytes.go)
-	startFailures int
+	parts   map[string]*part
+	charged int64 // bytes counted against the owner (userbytes.go)
 }
 
 type part struct {
@@ -70,20 +69,21 @@ func (j *job) running() bool { return j.State == api.StateRunning || j.State == 
 // schedJob is the job as the scheduling core sees it.
 func (j *job) schedJob(cluster string) (sched.Job, error) {
 	sj := sched.Job{
-		ID:           sched.JobID(j.ID),
-		Share:        j.Share,
-		Priority:     j.Priority,
-		Seq:          j.Seq,
-		Submit:       j.SubmitTime,
-		Nodes:        max(j.Resources.Nodes, 1),
-		GPUsPerNode:  j.Resources.GPUsPerNode,
-		CPUsPerNode:  j.Resources.CPUsPerNode,
-		MemPerNode:   j.Resources.MemPerNode,
-		Labels:       j.Resources.Labels,
-		NotBefore:    j.NotBefore,
-		Preemptions:  j.Preemptions,
-		NodeFailures: j.NodeFailures,
-		Hold:         holdBits(j.Hold),
+		ID:            sched.JobID(j.ID),
+		Share:         j.Share,
+		Priority:      j.Priority,
+		Seq:           j.Seq,
+		Submit:        j.SubmitTime,
+		Nodes:         max(j.Resources.Nodes, 1),
+		GPUsPerNode:   j.Resources.GPUsPerNode,
+		CPUsPerNode:   j.Resources.CPUsPerNode,
+		MemPerNode:    j.Resources.MemPerNode,
+		Labels:        j.Resources.Labels,
+		NotBefore:     j.NotBefore,
+		Preemptions:   j.Preemptions,
+		NodeFailures:  j.NodeFailures,
+		StartFailures: j.StartFailures,
+		Hold:          holdBits(j.Hold),
 	}
 	for _, d := range j.Deps {
 		t, err := sched.ParseDepType(d.Type)

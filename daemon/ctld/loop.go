@@ -58,11 +58,16 @@ func (c *Controller) post(ctx context.Context, fn func()) {
 func (c *Controller) loop(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// wake fires at the next begin time (qsub -a) the core holds, so such
+	// jobs start on time without a scan of every job.
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
 	c.needPass = true
 	for {
 		if err := c.turn(); err != nil {
 			return err
 		}
+		wake.Reset(c.untilWake())
 		var batch []*op
 		select {
 		case <-ctx.Done():
@@ -71,6 +76,8 @@ func (c *Controller) loop(ctx context.Context) error {
 			batch = append(batch, o)
 		case <-tick.C:
 			c.tick()
+		case <-wake.C:
+			c.needPass = true
 		}
 	drain:
 		for len(batch) < maxBatch {
@@ -175,7 +182,7 @@ func (c *Controller) flush() error {
 func (c *Controller) tick() {
 	now := c.now()
 	c.checkNodes(now)
-	if c.hasBeginWaiters(now) {
+	if t, ok := c.core.NextWake(); ok && !now.Before(t) {
 		c.needPass = true
 	}
 	if now.Sub(c.lastPurge) > time.Hour {
@@ -199,14 +206,14 @@ func (c *Controller) sendNode(node string, m api.NodeMsg) {
 // bgctx is the context of spool calls made from the loop itself.
 var bgctx = context.Background()
 
-// hasBeginWaiters reports whether a job's qsub -a time has come.
-func (c *Controller) hasBeginWaiters(now time.Time) bool {
-	for _, j := range c.jobs {
-		if j.State == api.StateWaiting && !now.Before(j.NotBefore) {
-			return true
-		}
+// untilWake is how long until the core's next begin time (an hour when
+// none; the tick covers a clock that is not the wall clock).
+func (c *Controller) untilWake() time.Duration {
+	t, ok := c.core.NextWake()
+	if !ok {
+		return time.Hour
 	}
-	return false
+	return max(t.Sub(c.now()), 0)
 }
 
 // purge drops finished jobs older than the configured history.

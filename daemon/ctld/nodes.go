@@ -334,7 +334,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	if failedStart {
-		c.startFailed(j, errText, now)
+		c.startFailed(j)
 		return
 	}
 	st := j.exitStatus()
@@ -349,23 +349,15 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 	}
 }
 
-// maxStartFailures: a job whose start fails this often fails.
-const maxStartFailures = 3
-
-// startFailed: a node could not start j (bad image, missing directory...)
-// and every part has ended. The job is requeued, or failed after
-// maxStartFailures.
-func (c *Controller) startFailed(j *job, errText string, now time.Time) {
-	j.startFailures++
-	if j.startFailures < maxStartFailures {
-		c.lostJob(j, now, "start failed")
-		return
-	}
-	st := -1
-	j.ExitStatus, j.Reason, j.Stopping = &st, "StartFailed: "+errText, ""
-	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
+// startFailed: a node could not start j through the job's fault (bad
+// image, missing directory...) and every part has ended. The core counts
+// it and decides: the next plan requeues the job, or fails it past its
+// partition's start_failure_retries.
+func (c *Controller) startFailed(j *job) {
+	if err := c.core.Apply(sched.StartFailed{ID: sched.JobID(j.ID)}); err != nil {
 		c.log.Error("start failure", "job", j.ID, "err", err)
 	}
+	c.needPass = true
 }
 
 // lostJob puts a job whose run vanished back in the queue, without counting

@@ -26,7 +26,13 @@ func (c *Controller) pass() {
 	}
 	for _, f := range plan.Failed {
 		if j := c.jobs[string(f.Job)]; j != nil {
-			c.finish(j, now, nil, f.Reason.String(), "failed: "+f.Reason.String())
+			var status *int
+			if f.Reason == sched.ReasonStartFailureRetries {
+				st := -1 // as PBS's JOB_EXEC_FAIL1: the job never ran
+				status = &st
+				j.StartFailures++
+			}
+			c.finish(j, now, status, f.Reason.String(), "failed: "+f.Reason.String())
 		}
 	}
 	for _, id := range plan.Requeued {
@@ -143,7 +149,7 @@ func newSubjob(parent *job, id string, i int) *job {
 	} else {
 		j.Stderr = subjobPath(parent.Stderr, i)
 	}
-	j.History, j.Runs, j.Preemptions, j.NodeFailures, j.StartTime = nil, 0, 0, 0, time.Time{}
+	j.History, j.Runs, j.Preemptions, j.NodeFailures, j.StartFailures, j.StartTime = nil, 0, 0, 0, 0, time.Time{}
 	j.Acct = api.Usage{Eligible: parent.Acct.Eligible}
 	j.history(parent.SubmitTime, "submitted as part of "+parent.ID)
 	return j
@@ -228,6 +234,11 @@ func (c *Controller) stopJob(j *job, reason string) {
 // requeue puts a job that ran back in the queue.
 func (c *Controller) requeue(j *job, now time.Time) {
 	info, ok := c.core.Job(sched.JobID(j.ID))
+	if ok && info.Job.StartFailures > j.StartFailures {
+		j.StartFailures = info.Job.StartFailures
+		c.backToQueue(j, now, fmt.Sprintf("requeued (its start failed, %d %s)", j.StartFailures, timesWord(j.StartFailures)))
+		return
+	}
 	if ok && info.Job.NodeFailures > j.NodeFailures {
 		j.NodeFailures = info.Job.NodeFailures
 		c.backToQueue(j, now, fmt.Sprintf("requeued (lost its node, %d %s)", j.NodeFailures, timesWord(j.NodeFailures)))

@@ -248,6 +248,18 @@ func (s *Scheduler) requeued(e Requeued) error {
 	return nil
 }
 
+func (s *Scheduler) startFailed(e StartFailed) error {
+	j, err := s.lookup(e.ID)
+	if err != nil {
+		return err
+	}
+	if !j.holding() {
+		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
+	}
+	s.stopped(j, 0, stopStartFailed)
+	return nil
+}
+
 // entries returns the pending entries an event on j applies to: j itself,
 // and for an array its preempted subjobs waiting in the queue.
 func (s *Scheduler) entries(j *job) []*job {

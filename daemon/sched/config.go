@@ -22,6 +22,9 @@ func validate(cfg Config) error {
 		if p.NodeFailureRetries < Unlimited {
 			return fmt.Errorf("%w: partition %q: node failure retries %d", ErrInvalid, p.Name, p.NodeFailureRetries)
 		}
+		if p.StartFailureRetries < Unlimited {
+			return fmt.Errorf("%w: partition %q: start failure retries %d", ErrInvalid, p.Name, p.StartFailureRetries)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}

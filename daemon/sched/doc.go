@@ -21,5 +21,7 @@
 // them usable. A pass looks at every share of a partition after a capacity
 // change and only at changed shares otherwise, and at most a bounded number
 // of blocked jobs per share (the rest wait with ReasonPriority), so a pass
-// costs what changed, not the number of pending jobs.
+// costs what changed, not the number of pending jobs. Retry limits are
+// decided here too (preemptions, node failures, StartFailed), and NextWake
+// tells a driver when the next begin time comes, so it need not poll.
 package sched

@@ -31,6 +31,13 @@ type Exited struct {
 	ExitStatus int
 }
 
+// StartFailed reports that a started job could not start on its node
+// through its own fault (bad image, unusable work directory), every part
+// of it ended. The core counts it (Job.StartFailures) and puts the job back
+// in its queue, or fails it with ReasonStartFailureRetries once it failed
+// more often than its partition's StartFailureRetries.
+type StartFailed struct{ ID JobID }
+
 // Requeued puts a running job back in its queue at its original position,
 // without counting a preemption (e.g. its start failed on the node).
 type Requeued struct{ ID JobID }
@@ -102,6 +109,7 @@ type DependencyOutcome struct {
 
 func (Submitted) isEvent()         {}
 func (Adopted) isEvent()           {}
+func (StartFailed) isEvent()       {}
 func (Cancelled) isEvent()         {}
 func (Exited) isEvent()            {}
 func (Requeued) isEvent()          {}

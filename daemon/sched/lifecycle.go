@@ -139,6 +139,7 @@ const (
 	stopExited    stopCause = iota // it ended (finished, or killed by qdel)
 	stopPreempted                  // the core preempted it
 	stopNodeLost                   // a node it ran on went down
+	stopStartFailed                // its start failed on a node (StartFailed)
 )
 
 // stopped handles a job whose processes are gone. A preempted job or one
@@ -167,8 +168,11 @@ func (s *Scheduler) stopped(j *job, exit int, cause stopCause) {
 func (s *Scheduler) requeue(j *job, cause stopCause) {
 	if cause != stopExited {
 		n, limit, r := &j.Preemptions, s.retries(j), ReasonPreemptionRetries
-		if cause == stopNodeLost {
+		switch cause {
+		case stopNodeLost:
 			n, limit, r = &j.NodeFailures, s.nodeRetries(j), ReasonNodeFailureRetries
+		case stopStartFailed:
+			n, limit, r = &j.StartFailures, s.startRetries(j), ReasonStartFailureRetries
 		}
 		*n++
 		if limit != Unlimited && *n > limit {

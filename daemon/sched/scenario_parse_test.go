@@ -11,7 +11,7 @@ import (
 // comment. Configuration lines come first (and again after "reconfig",
 // closed by "apply-config"):
 //
-//	partition NAME [retries=N] [node_retries=N]
+//	partition NAME [retries=N] [node_retries=N] [start_retries=N]
 //	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //
@@ -21,7 +21,7 @@ import (
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
-//	cancel ID   exit ID [status=N]   requeue ID   prio ID N
+//	cancel ID   exit ID [status=N]   requeue ID   startfail ID   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
 //	outcome ID [status=N] [started] [cancelled] [failed]
 //
@@ -37,7 +37,7 @@ import (
 //
 // State checks:
 //
-//	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [hold=uos] [nodes=n1,n2]
+//	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [start_failures=N] [hold=uos] [nodes=n1,n2]
 //	check gone ID
 //	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N]
 //	check node N used=0-3|none
@@ -313,7 +313,11 @@ func parseScenario(text string) (*scenario, error) {
 				if err != nil {
 					return nil, fail("%v", err)
 				}
-				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr})
+				sr, err := scInt(kv, "start_retries", Unlimited)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
+				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr, StartFailureRetries: sr})
 			case "node":
 				g, err1 := scInt(kv, "gpus", 0)
 				c, err2 := scInt(kv, "cpus", 0)
@@ -450,7 +454,7 @@ func parseScenario(text string) (*scenario, error) {
 				continue
 			}
 			st.ev = NodeUp{Node: args[0], GPUs: g, CPUs: c, MemBytes: int64(m)}
-		case "down", "drain", "resume", "cancel", "requeue":
+		case "down", "drain", "resume", "cancel", "requeue", "startfail":
 			if err = need(1); err != nil {
 				return nil, err
 			}
@@ -465,6 +469,8 @@ func parseScenario(text string) (*scenario, error) {
 				st.ev = Cancelled{ID: JobID(args[0])}
 			case "requeue":
 				st.ev = Requeued{ID: JobID(args[0])}
+			case "startfail":
+				st.ev = StartFailed{ID: JobID(args[0])}
 			}
 		case "exit":
 			if err = need(1); err != nil {

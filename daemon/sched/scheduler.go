@@ -65,6 +65,8 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.exited(e)
 	case Requeued:
 		err = s.requeued(e)
+	case StartFailed:
+		err = s.startFailed(e)
 	case PriorityChanged:
 		err = s.priorityChanged(e)
 	case HoldChanged:
@@ -239,6 +241,25 @@ func (s *Scheduler) nodeRetries(j *job) int {
 		return j.share.part.cfg.NodeFailureRetries
 	}
 	return Unlimited
+}
+
+// startRetries returns the StartFailureRetries of j's partition.
+func (s *Scheduler) startRetries(j *job) int {
+	if j.share != nil && j.share.part != nil {
+		return j.share.part.cfg.StartFailureRetries
+	}
+	return Unlimited
+}
+
+// NextWake is when a pending job's begin time (qsub -a) comes next, for a
+// driver to run Schedule then without polling; ok is false when no job
+// waits for one. It may be early (the job left or changed its time since),
+// never late.
+func (s *Scheduler) NextWake() (t time.Time, ok bool) {
+	if len(s.begin) == 0 {
+		return time.Time{}, false
+	}
+	return s.begin[0].at, true
 }
 
 // beginHeap orders jobs waiting for their NotBefore time.

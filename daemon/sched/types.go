@@ -68,6 +68,10 @@ type Partition struct {
 	// limit. Node loss does not use up PreemptionRetries (as AWS Batch's
 	// capacity errors do not use up a job's attempts).
 	NodeFailureRetries int
+	// StartFailureRetries is how often a job's start may fail on a node
+	// (bad image, unusable directory: the job's fault) before it fails
+	// instead of going back to the queue; Unlimited for no limit.
+	StartFailureRetries int
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -153,6 +157,8 @@ type Job struct {
 	Preemptions int
 	// NodeFailures counts how often the job lost a node it ran on.
 	NodeFailures int
+	// StartFailures counts how often its start failed (StartFailed).
+	StartFailures int
 }
 
 // Array describes the subjobs of an array job.

@@ -1,0 +1,64 @@
+package ctld
+
+import (
+	"testing"
+	"time"
+
+	"sharq/api"
+	"sharq/conf"
+)
+
+// TestStartFailuresCountedAcrossRestarts checks the core's decision on
+// starts that fail through the job's fault: requeued until the partition's
+// start_failure_retries (default 2) are used up, then failed with a typed
+// reason, the count kept in the spool across a controller restart.
+func TestStartFailuresCountedAcrossRestarts(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 1, nil)
+	fail := func(n *scriptedNode) {
+		t.Helper()
+		st := n.expect(api.MsgStart).Start
+		if st.Job.ID != id {
+			t.Fatalf("start of %s, want %s", st.Job.ID, id)
+		}
+		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+			JobID: id, Run: st.Run, State: "failed", ExitStatus: -1, Error: "image not found", Time: time.Now(),
+		}})
+		n.expect(api.MsgRemove)
+	}
+	fail(n)
+	fail(n)
+	if j := tc.job(id); j.StartFailures != 2 || j.State == api.StateFinished {
+		t.Fatalf("after two failed starts: %+v", j)
+	}
+	// The third start was ordered to the node the restart drops; the
+	// restarted controller starts it again (not the job's fault).
+	tc.restart()
+	n = tc.attachNode("n1")
+	fail(n)
+	j := tc.waitState(id, api.StateFinished)
+	if j.Reason != "StartFailureRetriesExhausted" || j.ExitStatus == nil || *j.ExitStatus != -1 ||
+		j.StartFailures != conf.DefaultStartFailureRetries+1 || j.Preemptions != 0 || j.NodeFailures != 0 {
+		t.Fatalf("after the third failed start: reason %q exit %v start failures %d preemptions %d node failures %d",
+			j.Reason, j.ExitStatus, j.StartFailures, j.Preemptions, j.NodeFailures)
+	}
+	n.quiet(200 * time.Millisecond)
+}
+
+// TestBeginTimeWakesTheLoop checks a job whose begin time comes starts
+// then, the loop woken by the core's next wake time.
+func TestBeginTimeWakesTheLoop(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	at := time.Now().Add(300 * time.Millisecond)
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, NotBefore: at}})
+	if j := tc.job(id); j.State != api.StateWaiting {
+		t.Fatalf("state %s before its time, want W", j.State)
+	}
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || time.Now().Before(at) {
+		t.Fatalf("start of %s at %v, begin time %v", st.Job.ID, time.Now(), at)
+	}
+}
