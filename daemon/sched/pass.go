@@ -15,15 +15,16 @@ const lookahead = 16
 // reclaims GPUs by preemption, or is blocked. Phase 2 then goes through the
 // jobs that must borrow, across shares by Seq.
 //
-// A blocked job reserves its size for the rest of the pass, so that later
-// (lower) jobs of its share never delay it: a blocked within-quota job
-// reserves that much of its share's quota headroom (and the share borrows
-// nothing more in this pass); a blocked borrower reserves its borrowing
-// against the share's borrow limit and the partition's lendable GPUs. A
-// later job that would fit without the reservation but not with it gets
-// ReasonPriority; a smaller job that fits beside it may start (backfill).
-// Placement is not reserved: without run-time limits any start could delay a
-// blocked job; the quota reservation bounds how much.
+// A blocked job keeps later (lower) jobs of its share from delaying it: a
+// within-quota job blocked for room (GPUs, CPUs, memory) stops the share's
+// pass there: no later job of the share starts in this pass (without
+// run-time limits any start could delay it), and the share borrows nothing
+// more; one blocked only by pool room reserved for a job ahead reserves its
+// size of the quota headroom. A blocked borrower reserves its borrowing
+// against the share's borrow limit and the partition's lendable GPUs: a
+// later borrower that would fit without the reservation but not with it
+// gets ReasonPriority; a smaller one that fits beside it may start. Jobs
+// that were not looked at keep (or get) ReasonPriority.
 func (s *Scheduler) pass(p *partition) {
 	full := p.dirty
 	p.dirty, p.anyDirty = false, false
@@ -41,6 +42,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh.reservedQ, sh.reservedB, sh.reservedP = 0, 0, 0
 		sh.failCross, sh.failIn = nil, nil
 		sh.blockedWQ = false
+		sh.holdAll = false
 		sh.blockedPrio = -1
 		sh.redirty = false
 		sh.scanned = sh.scanned[:0]
@@ -160,7 +162,7 @@ func (s *Scheduler) next1(sh *share) bool {
 	}
 	s.skipGone(&sh.cur)
 	switch {
-	case !sh.cur.valid() || sh.budget <= 0:
+	case !sh.cur.valid() || sh.budget <= 0 || sh.holdAll:
 		sh.p1Done = true
 	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().total() > 0:
 		sh.p1Done, sh.p1Headroom = true, true
@@ -246,6 +248,11 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	s.blocked(sh, j, r)
 	sh.reservedQ += g
 	sh.blockedWQ = true
+	if r != ReasonPriority {
+		// Nothing later in its share starts before it (issue 13 rule 2):
+		// without run-time limits any start could delay it.
+		sh.holdAll = true
+	}
 	return false
 }
 
@@ -263,7 +270,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
 	}
-	if sh.reservedQ > 0 {
+	if sh.reservedQ > 0 || sh.holdAll {
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	}

@@ -452,7 +452,9 @@ func (w *world) checkLiveness() {
 			break
 		}
 	}
-	if len(w.jobsIn(Preempting)) > 0 {
+	// Jobs still leaving (preempted or killed) hold GPUs and pool room the
+	// oracle does not model, nor shares left over quota by a reload.
+	if len(w.jobsIn(Preempting, Killing)) > 0 || w.reloaded {
 		return
 	}
 	usage := map[string]ShareUsage{}

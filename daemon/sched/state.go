@@ -81,6 +81,7 @@ type share struct {
 	dirty       bool
 	lastScanned []*job
 	blockedWQ   bool // the last scan left a within-quota job blocked
+	holdAll     bool // per pass: a within-quota job is blocked for room; later ones wait
 
 	// per pass
 	cur         cursor
