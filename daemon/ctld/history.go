@@ -52,6 +52,7 @@ const (
 	maxQueuedSamples = 10_000
 	historyBatch     = 500
 	historyTimeout   = 30 * time.Second
+	historyLinger    = 100 * time.Millisecond
 )
 
 // historyMaxBackoff is the longest wait between retries while the store is
@@ -237,6 +238,12 @@ func (h *history) run(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 			case <-h.wake:
+				// Let a burst gather: one synced transaction for many jobs,
+				// not one per job beside the spool's own fsyncs.
+				select {
+				case <-ctx.Done():
+				case <-time.After(historyLinger):
+				}
 			case <-purge.C:
 				needPurge = true
 			}
