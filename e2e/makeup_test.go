@@ -92,7 +92,7 @@ func TestMakeUp(t *testing.T) {
 		}
 		if t.Failed() {
 			t.Logf("make up output:\n%s", out)
-			for _, name := range []string{"containerd", "sharqctld", "sharqd-node1"} {
+			for _, name := range []string{"containerd", "munged", "sharqctld", "sharqd-node1"} {
 				b, _ := os.ReadFile(filepath.Join(localcluster.DefaultStateDir, "log", name+".log"))
 				t.Logf("%s.log:\n%s", name, lastLines(string(b), 40))
 			}
@@ -199,6 +199,27 @@ func TestMakeUp(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(got), "hello from "+id+" on GPUs ") {
 		t.Errorf("job output %q (%v), want hello from %s on GPUs ...", got, err, id)
 	}
+
+	// A job submits its follow-up (over make up's TCP client port, with
+	// its munged), which runs after it.
+	parent, err := client(uid, work, "qsub", "-q", "vision", "-N", "parent", "-j", "oe", "--", "/bin/sh", "-c",
+		"qsub -q vision -N child -j oe -W depend=afterok:$PBS_JOBID -- /bin/echo child ran")
+	if err != nil {
+		t.Fatalf("qsub: %v", err)
+	}
+	parent = strings.TrimSpace(parent)
+	waitState(parent, "F")
+	pseq, _, _ := strings.Cut(parent, ".")
+	pout, _ := os.ReadFile(filepath.Join(work, "parent.o"+pseq))
+	child := strings.TrimSpace(string(pout))
+	if st := field(parent, "Exit_status"); st != "0" || !strings.HasSuffix(child, ".local") {
+		t.Fatalf("parent %s: exit %q, output %q", parent, st, pout)
+	}
+	waitState(child, "F")
+	cseq, _, _ := strings.Cut(child, ".")
+	if cout, _ := os.ReadFile(filepath.Join(work, "child.o"+cseq)); string(cout) != "child ran\n" {
+		t.Errorf("child output %q", cout)
+	}
 	waitState(sleeper, "R")
 
 	// ^C, then nothing may be left.
@@ -227,7 +248,8 @@ func localLeftovers(t *testing.T, sock, ctrSock string) []string {
 		}
 		cmdline := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
 		if strings.Contains(cmdline, "sharq-up") || strings.Contains(cmdline, "local.toml") ||
-			strings.Contains(cmdline, ctrSock) || strings.Contains(cmdline, localcluster.DefaultStateDir+"/containerd") {
+			strings.Contains(cmdline, ctrSock) || strings.Contains(cmdline, localcluster.DefaultStateDir+"/containerd") ||
+			strings.Contains(cmdline, localcluster.DefaultRunDir+"/munge") {
 			out = append(out, "process "+filepath.Base(filepath.Dir(p))+": "+cmdline)
 		}
 	}

@@ -146,6 +146,9 @@ func newLayout(o Options) (*layout, error) {
 		{"cluster.checkpoint_root", cfg.Cluster.CheckpointRoot},
 		{"runtime.containerd_socket", cfg.Runtime.ContainerdSocket},
 	}
+	if cfg.Cluster.ClientListen != "" {
+		paths = append(paths, struct{ key, path string }{"cluster.munge_socket", cfg.Cluster.MungeSocket})
+	}
 	for _, d := range l.devices {
 		paths = append(paths, struct{ key, path string }{"node.gpu_devices", d})
 	}

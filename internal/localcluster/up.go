@@ -115,11 +115,17 @@ func (u *up) checkFree(ctx context.Context) error {
 	if err == nil {
 		return fmt.Errorf("%w (%s); stop it first, or use it: export SHARQ_SOCKET=%s", ErrForeignController, sock, sock)
 	}
-	ln, err := net.Listen("tcp", u.l.cfg.Cluster.Listen)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w (another sharqctld? see ss -ltnp)", ErrAddressInUse, u.l.cfg.Cluster.Listen, err)
+	for _, addr := range []string{u.l.cfg.Cluster.Listen, u.l.cfg.Cluster.ClientListen} {
+		if addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w (another sharqctld? see ss -ltnp)", ErrAddressInUse, addr, err)
+		}
+		ln.Close()
 	}
-	return ln.Close()
+	return nil
 }
 
 // start brings the cluster up, step by step, saying what it does.
@@ -176,6 +182,9 @@ func (u *up) start(ctx context.Context) error {
 		return err
 	}
 	if err := installClients(l.bin, l.userBin); err != nil {
+		return err
+	}
+	if err := u.startMunged(ctx); err != nil {
 		return err
 	}
 	if l.userName != "" {
