@@ -20,6 +20,7 @@ const (
 	OpAlter       Op = "alter"       // Alter
 	OpShares      Op = "shares"      // qstat -Q
 	OpNodes       Op = "nodes"       // sharqctl show nodes
+	OpControllers Op = "controllers" // sharqctl show controllers
 	OpConfig      Op = "config"      // sharqctl show config
 	OpReconfigure Op = "reconfigure" // admin
 	OpDrain       Op = "drain"       // admin; Node
@@ -125,6 +126,8 @@ type Response struct {
 	// Usage and Timeline answer a usage report.
 	Usage    []UsageRow   `json:"usage,omitempty"`
 	Timeline []UsagePoint `json:"timeline,omitempty"`
+	// Controllers answers OpControllers, the leader first.
+	Controllers []ControllerStatus `json:"controllers,omitempty"`
 	// Summary holds one line per job for StatFilter.Summary. It travels
 	// after the response line as Payload raw bytes (see WriteResponse):
 	// JSON would escape every tab and newline of a 100,000-job listing.
@@ -177,4 +180,20 @@ type NodeStatus struct {
 	Inventory *Inventory `json:"inventory,omitempty"`
 	Problems  []string   `json:"problems,omitempty"` // e.g. NVML disagrees with the config
 	LastSeen  time.Time  `json:"last_seen,omitzero"`
+}
+
+// ControllerStatus is one sharqctld of the cluster (sharqctl show
+// controllers): on etcd, every candidate of the election.
+type ControllerStatus struct {
+	Host   string `json:"host"`
+	PID    int    `json:"pid"`
+	Nodes  string `json:"nodes"` // the address node daemons dial
+	Leader bool   `json:"leader"`
+	// Epoch is the leader epoch (its election key's create revision; 0 for
+	// a single controller on bbolt).
+	Epoch int64 `json:"epoch"`
+	// Since is when it started campaigning; LeaderSince when it won (the
+	// leader only).
+	Since       time.Time `json:"since"`
+	LeaderSince time.Time `json:"leader_since,omitzero"`
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"sharq/api"
 )
@@ -186,6 +187,37 @@ func writeNodeTable(w io.Writer, nodes []api.NodeStatus, sys *Sys) error {
 			{Text: n.Name}, {Text: n.Partition}, state, {Text: strconv.Itoa(n.GPUs)},
 			{Text: strconv.Itoa(len(n.UsedGPUs))}, {Text: usedList}, {Text: src}, {Text: seen}, {Text: ckpt},
 			{Text: strings.Join(n.Problems, "; "), Style: styleRed},
+		})
+	}
+	return t.render(w)
+}
+
+// writeControllerTable is sharqctl show controllers.
+func writeControllerTable(w io.Writer, cs []api.ControllerStatus, sys *Sys) error {
+	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
+		{Head: []string{"Host"}, Width: 16, Trunc: true},
+		{Head: []string{"PID"}, Width: 7, Right: true},
+		{Head: []string{"Nodes dial"}, Width: 21, Trunc: true},
+		{Head: []string{"Role"}, Width: 9},
+		{Head: []string{"Epoch"}, Width: 8, Right: true},
+		{Head: []string{"Candidate since"}, Width: 19},
+		{Head: []string{"Leader since"}, Width: 19},
+	}}
+	loc := sys.loc()
+	when := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.In(loc).Format("2006-01-02 15:04:05")
+	}
+	for _, c := range cs {
+		role := cell{Text: "follower"}
+		if c.Leader {
+			role = cell{Text: "leader", Style: styleGreen}
+		}
+		t.Rows = append(t.Rows, []cell{
+			{Text: c.Host}, {Text: strconv.Itoa(c.PID)}, {Text: c.Nodes}, role,
+			{Text: strconv.FormatInt(c.Epoch, 10)}, {Text: when(c.Since)}, {Text: when(c.LeaderSince)},
 		})
 	}
 	return t.render(w)

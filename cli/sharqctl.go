@@ -105,6 +105,24 @@ Example:
 					},
 				},
 				{
+					Name: "controllers", Usage: "the controllers: who leads, since when, its epoch", UsageText: "sharqctl show controllers [--json]",
+					Description: "Example:\n   sharqctl show controllers",
+					Flags:       []ucli.Flag{jsonFlag()},
+					Action: func(c *ucli.Context) error {
+						if err := noArgs(c); err != nil {
+							return err
+						}
+						resp, err := call(c.Context, sys, api.Request{Op: api.OpControllers})
+						if err != nil {
+							return err
+						}
+						if c.Bool("json") {
+							return writeJSON(sys.Stdout, resp.Controllers)
+						}
+						return writeControllerTable(sys.Stdout, resp.Controllers, sys)
+					},
+				},
+				{
 					Name: "config", Usage: "the configuration the controller runs with", UsageText: "sharqctl show config",
 					Description: "Example:\n   sharqctl show config > sharq.toml.running",
 					Action: func(c *ucli.Context) error {

@@ -16,6 +16,7 @@ import (
 
 	"sharq/internal/testenv"
 	"sharq/runtime"
+	"sharq/spool/etcdspool/etcdtest"
 )
 
 // Users the clients run as. They need no passwd entry.
@@ -30,7 +31,10 @@ var (
 	gpuDevs []string
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) {
+	etcdtest.RunMemberFromEnv() // an etcd member process of the HA tests
+	os.Exit(run(m))
+}
 
 func run(m *testing.M) int {
 	if os.Geteuid() != 0 {

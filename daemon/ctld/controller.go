@@ -54,11 +54,15 @@ type Controller struct {
 	sp            spool.Spool
 	// lead and etcd are set with the etcd spool: this controller won the
 	// election, and every spool write is fenced with lead.
-	lead   *leader.Leader
-	etcd   *clientv3.Client
-	core   *sched.Scheduler
-	met    *metrics
-	limits *connLimits
+	lead *leader.Leader
+	etcd *clientv3.Client
+	// electionPrefix and nodeAddr are fixed at New (show controllers reads
+	// them off the loop).
+	electionPrefix string
+	nodeAddr       string
+	core           *sched.Scheduler
+	met            *metrics
+	limits         *connLimits
 
 	ops chan *op
 
@@ -127,6 +131,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		}
 		c.secret = []byte(sec)
 	}
+	c.nodeAddr = cfg.Cluster.Controller
 	c.sp = opts.Spool
 	if c.sp == nil && cfg.Cluster.Spool == conf.SpoolEtcd {
 		if err := c.campaign(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"sharq/api"
 	"sharq/conf"
 	"sharq/daemon/leader"
 	"sharq/spool/etcdspool"
@@ -79,6 +80,7 @@ func (c *Controller) campaign(ctx context.Context) error {
 		return err
 	}
 	c.etcd, c.lead, c.sp = cli, ld, sp
+	c.electionPrefix = e.Prefix + electionDir
 	c.log.Info("leading", "epoch", ld.Epoch(), "waited", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -97,4 +99,30 @@ func (c *Controller) stepDown(graceful bool) {
 		cancel()
 	}
 	c.etcd.Close()
+}
+
+// controllers answers sharqctl show controllers: the election's candidates
+// from etcd, or this controller alone on bbolt. It does not run on the loop.
+func (c *Controller) controllers(ctx context.Context) *api.Response {
+	if c.lead == nil {
+		host, _ := os.Hostname()
+		return &api.Response{Controllers: []api.ControllerStatus{{Host: host, PID: os.Getpid(), Nodes: c.nodeAddr,
+			Leader: true, Since: c.startedAt, LeaderSince: c.startedAt}}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cs, err := leader.List(ctx, c.etcd, c.electionPrefix)
+	if err != nil {
+		return &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: err.Error()}}
+	}
+	out := make([]api.ControllerStatus, 0, len(cs))
+	for _, cand := range cs {
+		st := api.ControllerStatus{Host: cand.Info.Host, PID: cand.Info.PID, Nodes: cand.Info.Nodes,
+			Leader: cand.Leader, Epoch: cand.Epoch, Since: cand.Info.Since}
+		if cand.Key == c.lead.Key() {
+			st.LeaderSince = c.lead.Since()
+		}
+		out = append(out, st)
+	}
+	return &api.Response{Controllers: out}
 }

@@ -134,6 +134,10 @@ func TestHAFailover(t *testing.T) {
 	if j := b.job(running); j.State != api.StateRunning || j.Runs != a1Runs {
 		t.Fatalf("re-adopted job: %s after %d runs", j.State, j.Runs)
 	}
+	cs := b.call(api.Request{Op: api.OpControllers}).Controllers
+	if len(cs) != 1 || !cs[0].Leader || cs[0].Epoch != b.ctl.epoch() || cs[0].LeaderSince.IsZero() || cs[0].Nodes != b.listen {
+		t.Fatalf("show controllers after failover: %+v", cs)
+	}
 	next := b.submit("b", 1, nil)
 	if num(t, next) <= num(t, queued) {
 		t.Fatalf("new leader's job number %s is not above %s", next, queued)

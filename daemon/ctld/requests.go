@@ -40,6 +40,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		fn = func() { resp.Text = c.cfgText }
 	case api.OpDrain, api.OpResume:
 		fn = func() { resp.Error = c.drain(id, req.Node, req.Op == api.OpDrain) }
+	case api.OpControllers:
+		return c.controllers(ctx)
 	case api.OpReconfigure:
 		return c.reconfigure(ctx, id)
 	case api.OpWait:

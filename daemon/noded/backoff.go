@@ -10,6 +10,9 @@ import (
 const (
 	DefaultMinBackoff = 500 * time.Millisecond
 	DefaultMaxBackoff = 30 * time.Second
+	// haMaxBackoff caps the delay with several controllers (HA): the next
+	// leader is up within seconds of a failover.
+	haMaxBackoff = 2 * time.Second
 )
 
 // backoff gives growing, capped, jittered delays between reconnections.

@@ -157,10 +157,16 @@ func Run(ctx context.Context, o Options) error {
 		sup.watchHealth(sctx, heartbeat, adopted)
 	}()
 
-	bo := newBackoff(o.Node, o.MinBackoff, o.MaxBackoff)
+	maxBackoff := o.MaxBackoff
+	if len(o.Config.Cluster.Controllers) > 1 && (maxBackoff <= 0 || maxBackoff > haMaxBackoff) {
+		// Several controllers: one of them takes over within seconds, and
+		// the node must find it well within node_timeout.
+		maxBackoff = haMaxBackoff
+	}
+	bo := newBackoff(o.Node, o.MinBackoff, maxBackoff)
 	c := &conn{
 		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
-		sup: sup, epochs: ep, log: log,
+		sup: sup, epochs: ep, ha: len(o.Config.Cluster.Controllers) > 1, log: log,
 	}
 	for {
 		welcomed, err := c.session(ctx)

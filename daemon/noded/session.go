@@ -22,7 +22,19 @@ type conn struct {
 	heartbeat time.Duration
 	sup       *supervisor
 	epochs    *epochs
-	log       *slog.Logger
+	// ha: several controllers; a silent one (paused, or a follower that
+	// accepted the connection) is left after a few heartbeats.
+	ha  bool
+	log *slog.Logger
+}
+
+// welcomeWait bounds the wait for the welcome: with several controllers,
+// as long as any other message may take (readTimeout).
+func (c *conn) welcomeWait() time.Duration {
+	if c.ha {
+		return min(welcomeTimeout, c.readTimeout())
+	}
+	return welcomeTimeout
 }
 
 // writeTimeout bounds one message write.
@@ -67,7 +79,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	if err := c.send(nc, hello); err != nil {
 		return false, fmt.Errorf("node %s: hello: %w", c.node, err)
 	}
-	nc.SetReadDeadline(time.Now().Add(welcomeTimeout))
+	nc.SetReadDeadline(time.Now().Add(c.welcomeWait()))
 	dec := api.NewDecoder(nc)
 	var w api.NodeMsg
 	if err := dec.Decode(&w); err != nil {
