@@ -245,9 +245,13 @@ func (h *haCluster) call(uid int, timeout time.Duration, name string, args ...st
 		select {
 		case err = <-done:
 		case <-time.After(timeout):
+			// A paused controller's socket accepts and never answers; what
+			// it was sent cannot commit (it is fenced once deposed), so the
+			// next controller is tried.
 			cmd.Process.Kill()
 			<-done
-			err = fmt.Errorf("%s: no answer within %v", sock, timeout)
+			lastErr = fmt.Errorf("%s: no answer within %v", sock, timeout)
+			continue
 		}
 		if err == nil {
 			return o.String(), e.String(), nil
