@@ -48,7 +48,9 @@ type Containerd struct {
 	client    *client.Client
 	namespace string
 	node      string
-	snap      string
+	lazy      bool
+	snapMu    sync.Mutex
+	snap      string // "" until detected
 	host      host
 	hostRoot  string // see DefaultHostRootDir
 	log       *slog.Logger
@@ -105,15 +107,17 @@ func NewContainerd(ctx context.Context, socket, namespace string, opts ...Option
 		return nil, fmt.Errorf("containerd runtime: connect %s: %w", socket, err)
 	}
 	ctx = namespaces.WithNamespace(ctx, namespace)
+	c.client = cl
 	if _, err := cl.Version(ctx); err != nil {
-		cl.Close()
-		return nil, fmt.Errorf("containerd runtime: %s: %w", socket, err)
-	}
-	if c.snap, err = DetectSnapshotter(ctx, cl); err != nil {
+		if !c.lazy {
+			cl.Close()
+			return nil, fmt.Errorf("containerd runtime: %s: %w", socket, err)
+		}
+		c.log.Warn("containerd does not answer yet; the runtime is unhealthy until it does", "socket", socket, "err", err)
+	} else if _, err := c.snapshotter(ctx); err != nil {
 		cl.Close()
 		return nil, fmt.Errorf("containerd runtime: %w", err)
 	}
-	c.client = cl
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
 }
@@ -137,11 +141,37 @@ func defaultHost() host {
 	return h
 }
 
+// WithLazyDaemon lets NewContainerd succeed while containerd does not
+// answer (a node daemon started before it): Health reports it, and the
+// snapshotter is chosen once the daemon answers.
+func WithLazyDaemon() Option { return func(c *Containerd) { c.lazy = true } }
+
+// snapshotter returns the snapshotter containers use, detecting it on the
+// first call that reaches the daemon.
+func (c *Containerd) snapshotter(ctx context.Context) (string, error) {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	if c.snap != "" {
+		return c.snap, nil
+	}
+	snap, err := DetectSnapshotter(ctx, c.client)
+	if err != nil {
+		return "", err
+	}
+	c.snap = snap
+	return snap, nil
+}
+
 // Node is the node name the runtime labels and lists containers by.
 func (c *Containerd) Node() string { return c.node }
 
-// Snapshotter is the snapshotter containers use.
-func (c *Containerd) Snapshotter() string { return c.snap }
+// Snapshotter is the snapshotter containers use ("" until the daemon
+// has answered, with WithLazyDaemon).
+func (c *Containerd) Snapshotter() string {
+	c.snapMu.Lock()
+	defer c.snapMu.Unlock()
+	return c.snap
+}
 
 func (c *Containerd) nsctx(ctx context.Context) context.Context {
 	return namespaces.WithNamespace(ctx, c.namespace)
@@ -201,7 +231,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 		opts = append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)
 		ctrOpts = append(ctrOpts,
 			client.WithImage(img),
-			client.WithSnapshotter(c.snap),
+			client.WithSnapshotter(c.Snapshotter()), // detected by image
 			client.WithNewSnapshot(id, img),
 			client.WithNewSpec(opts...))
 	}
@@ -232,14 +262,18 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 // image finds the job's image in containerd and unpacks it for the
 // snapshotter when it is not yet.
 func (c *Containerd) image(ctx context.Context, s Spec) (client.Image, error) {
+	snap, err := c.snapshotter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start job %s: %w", s.JobID, err)
+	}
 	img, err := c.client.GetImage(ctx, s.Image)
 	if err != nil {
 		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
 	}
-	if ok, err := img.IsUnpacked(ctx, c.snap); err != nil {
+	if ok, err := img.IsUnpacked(ctx, snap); err != nil {
 		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
 	} else if !ok {
-		if err := img.Unpack(ctx, c.snap); err != nil {
+		if err := img.Unpack(ctx, snap); err != nil {
 			return nil, fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
 		}
 	}

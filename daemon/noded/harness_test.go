@@ -386,7 +386,7 @@ func (e *env) runtime(t *testing.T, node string) runtime.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	rt, err := runtime.NewContainerd(ctx, e.socket, e.ns, runtime.WithNode(node))
+	rt, err := runtime.NewContainerd(ctx, e.socket, e.ns, runtime.WithNode(node), runtime.WithLazyDaemon()) // as sharqd's
 	if err != nil {
 		t.Fatal(err)
 	}

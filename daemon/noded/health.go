@@ -14,9 +14,10 @@ import (
 // meanwhile fails with NodeFault, and the controller requeues the job
 // without counting it as the job's failure. Running containers are not
 // touched: their shims outlive containerd, and the waits resume when it is
-// back. Once the runtime answers again, the node re-adopts its containers
-// if it could not at start, and says hello again so the controller
-// reconciles with a complete list.
+// back. A hello made while the containers cannot be listed says so
+// (Unlisted); once the runtime answers again the node says hello again
+// with the complete list, and re-adopts its containers if it could not at
+// start.
 
 // healthTimeout bounds one probe of the runtime.
 const healthTimeout = 5 * time.Second
@@ -25,15 +26,13 @@ const healthTimeout = 5 * time.Second
 type health struct {
 	mu  sync.Mutex
 	why string // "" = healthy
-	// changed wakes the writer to send a heartbeat with the news at once;
-	// recovered tells the session to end so that a new hello lists the
-	// containers. Both hold one pending signal.
-	changed, recovered chan struct{}
+	// changed wakes the writer to send a heartbeat with the news at once
+	// (and to say hello again if the last hello could not list the
+	// containers); it holds one pending signal.
+	changed chan struct{}
 }
 
-func newHealth() *health {
-	return &health{changed: make(chan struct{}, 1), recovered: make(chan struct{}, 1)}
-}
+func newHealth() *health { return &health{changed: make(chan struct{}, 1)} }
 
 func (h *health) get() string {
 	h.mu.Lock()
@@ -51,9 +50,6 @@ func (h *health) set(why string) bool {
 		return false
 	}
 	notify(h.changed)
-	if why == "" {
-		notify(h.recovered)
-	}
 	return true
 }
 
@@ -97,7 +93,8 @@ func (s *supervisor) watchHealth(ctx context.Context, interval time.Duration, ad
 				s.log.Error("cannot re-adopt the node's containers yet", "err", err)
 			} else {
 				adopted = true
-				notify(s.health.recovered) // a hello with the full list
+				s.adopted.Store(true)
+				notify(s.health.changed) // a session waiting to say hello again may now
 			}
 		}
 		select {

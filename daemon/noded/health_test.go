@@ -2,6 +2,7 @@ package noded_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestContainerdDownAndBack(t *testing.T) {
 		}
 	})
 	e := newEnvOn(t, d.Socket)
-	e.run(t, "n1")
+	sharqd := e.run(t, "n1")
 	p := e.ctl.accept(t)
 	if p.hello.Health != "" {
 		t.Fatalf("hello of a healthy node: health %q", p.hello.Health)
@@ -74,6 +75,25 @@ func TestContainerdDownAndBack(t *testing.T) {
 	if x := p2.state(t, "61.t", "exited"); x.ExitStatus != 0 {
 		t.Fatalf("job after containerd came back: %+v", x)
 	}
-	p2.stop(t, "60.t", 0, "deleted")
-	p2.state(t, "60.t", "exited")
+
+	// sharqd restarted while containerd is down: it connects all the same,
+	// unhealthy and unable to list, and says hello again once it can.
+	sharqd.stop(t)
+	if err := d.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, "n1") // its runtime is made as sharqd's: WithLazyDaemon
+	p3 := e.ctl.accept(t)
+	if !p3.hello.Unlisted || !strings.Contains(p3.hello.Health, "unavailable") {
+		t.Fatalf("hello of a sharqd started without containerd: health %q unlisted %v", p3.hello.Health, p3.hello.Unlisted)
+	}
+	if err := d.Restart(context.Background(), testenv.StartTimeout); err != nil {
+		t.Fatal(err)
+	}
+	p4 := e.ctl.accept(t)
+	if p4.hello.Health != "" || p4.hello.Unlisted || !slices.ContainsFunc(p4.hello.Running, func(r api.RunningJob) bool { return r == api.RunningJob{JobID: "60.t"} }) {
+		t.Fatalf("hello once containerd is back: health %q unlisted %v running %+v", p4.hello.Health, p4.hello.Unlisted, p4.hello.Running)
+	}
+	p4.stop(t, "60.t", 0, "deleted")
+	p4.state(t, "60.t", "exited")
 }

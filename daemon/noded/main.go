@@ -56,7 +56,9 @@ func mainAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	rt, err := runtime.NewContainerd(ctx, cfg.Runtime.ContainerdSocket, cfg.Runtime.Namespace,
-		runtime.WithNode(node), runtime.WithLogger(log.With("node", node)))
+		runtime.WithNode(node), runtime.WithLogger(log.With("node", node)),
+		// containerd down at start: sharqd connects and says it is unhealthy.
+		runtime.WithLazyDaemon())
 	if err != nil {
 		return err
 	}

@@ -151,6 +151,7 @@ func Run(ctx context.Context, o Options) error {
 		log.Error("cannot re-adopt the node's containers yet; retrying while connected", "err", err)
 		sup.probe(ctx)
 	}
+	sup.adopted.Store(adopted)
 	sup.wg.Add(1)
 	go func() {
 		defer sup.wg.Done()

@@ -54,11 +54,6 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	stop := context.AfterFunc(sctx, func() { nc.Close() })
 	defer stop()
 
-	// A recovery from now on is news this hello does not carry.
-	select {
-	case <-c.sup.health.recovered:
-	default:
-	}
 	tasks, err := c.sup.rt.List(sctx)
 	unlisted := false
 	if err != nil {
@@ -102,7 +97,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	c.log.Info("connected to the controller", "remote", nc.RemoteAddr().String(), "containers", len(tasks), "epoch", w.Epoch)
 
 	errc := make(chan error, 2)
-	go func() { errc <- c.writer(sctx, nc) }()
+	go func() { errc <- c.writer(sctx, nc, unlisted) }()
 	go func() { errc <- c.reader(sctx, nc, dec) }()
 	err = <-errc
 	cancel()
@@ -124,7 +119,7 @@ func (c *conn) send(nc net.Conn, m api.NodeMsg) error {
 
 // writer sends the queued job reports as they come, and a heartbeat every
 // interval.
-func (c *conn) writer(ctx context.Context, nc net.Conn) error {
+func (c *conn) writer(ctx context.Context, nc net.Conn, unlisted bool) error {
 	t := time.NewTicker(c.heartbeat)
 	defer t.Stop()
 	for {
@@ -146,18 +141,22 @@ func (c *conn) writer(ctx context.Context, nc net.Conn) error {
 				return err
 			}
 		case <-c.sup.health.changed:
+			// Once the runtime answers and the containers are re-adopted (so
+			// that the orders the new hello brings find them).
+			if unlisted && c.sup.health.get() == "" && c.sup.adopted.Load() {
+				return fmt.Errorf("node %s: %w", c.node, errHelloAgain)
+			}
 			if err := c.heartbeat1(nc); err != nil {
 				return err
 			}
-		case <-c.sup.health.recovered:
-			return fmt.Errorf("node %s: %w", c.node, errHelloAgain)
 		case <-c.sup.out.notify:
 		}
 	}
 }
 
-// errHelloAgain ends a session once the runtime is back, so that a new
-// hello gives the controller the node's complete list of containers.
+// errHelloAgain ends a session whose hello could not list the containers
+// once the runtime is back, so that a new hello gives the controller the
+// node's complete list.
 var errHelloAgain = errors.New("container runtime available again: saying hello again")
 
 // heartbeat1 sends one heartbeat, with the node's health.

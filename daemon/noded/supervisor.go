@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sharq/api"
@@ -58,6 +59,7 @@ type supervisor struct {
 	out      *outbox
 	serial   *serial
 	health   *health
+	adopted  atomic.Bool // the node's containers are re-adopted (Run, watchHealth)
 
 	mu     sync.Mutex
 	jobs   map[string]*job
