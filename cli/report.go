@@ -40,7 +40,8 @@ Owned GPU-hours were within the share's quota, borrowed beyond it; lent is the
 share's idle quota that other shares used; lost were held by runs that ended in
 a preemption, grace between their SIGTERM and exit. In use, quota (for a
 partition: capacity) and utilization come from the share samples.
-Users who are not admins see their own jobs only.
+Users who are not admins see their own jobs only (the sampled columns of a
+share are the share's, as qstat -Q shows them to everyone).
 
 Examples:
    sharqctl report usage --by user --start 2026-03-01 --end 2026-04-01
