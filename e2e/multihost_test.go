@@ -406,7 +406,12 @@ func TestMultiHost(t *testing.T) {
 			t.Errorf("qstat -a: %v %s\n%s", err, errOut, out)
 		}
 		out, errOut, err = c.login(alice, nil, "qstat", "-Q")
-		if err != nil || !strings.Contains(out, "a ") {
+		share := false
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			share = share || len(f) > 2 && f[0] == "a" && strings.Contains(l, "gpu")
+		}
+		if err != nil || !share {
 			t.Errorf("qstat -Q: %v %s\n%s", err, errOut, out)
 		}
 		if _, errOut, err := c.login(alice, nil, "qdel", sleeper); err != nil {
