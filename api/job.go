@@ -120,15 +120,15 @@ type Job struct {
 	Allocs      []Alloc `json:"allocs,omitempty"`
 	Preemptions int     `json:"preemptions"` // times preempted
 	// NodeFailures is how often the job was requeued after losing a node.
-	NodeFailures int       `json:"node_failures,omitempty"`
+	NodeFailures int `json:"node_failures,omitempty"`
 	// StartFailures is how often its start failed on a node through its
 	// own fault (the core counts them against start_failure_retries).
-	StartFailures int `json:"start_failures,omitempty"`
-	Runs         int       `json:"runs"` // times started; run N's SHARQ_RESTART_COUNT is N-1
-	ExitStatus   *int      `json:"exit_status,omitempty"`
-	SubmitTime   time.Time `json:"submit_time"`
-	StartTime    time.Time `json:"start_time,omitzero"`
-	EndTime      time.Time `json:"end_time,omitzero"`
+	StartFailures int       `json:"start_failures,omitempty"`
+	Runs          int       `json:"runs"` // times started; run N's SHARQ_RESTART_COUNT is N-1
+	ExitStatus    *int      `json:"exit_status,omitempty"`
+	SubmitTime    time.Time `json:"submit_time"`
+	StartTime     time.Time `json:"start_time,omitzero"`
+	EndTime       time.Time `json:"end_time,omitzero"`
 	// Used is the run time summed over all runs (Time Use in qstat).
 	Used    time.Duration  `json:"used,omitempty"`
 	History []HistoryEntry `json:"history,omitempty"`

@@ -136,10 +136,10 @@ func (s *Scheduler) cancelPending(j *job) {
 type stopCause uint8
 
 const (
-	stopExited    stopCause = iota // it ended (finished, or killed by qdel)
-	stopPreempted                  // the core preempted it
-	stopNodeLost                   // a node it ran on went down
-	stopStartFailed                // its start failed on a node (StartFailed)
+	stopExited      stopCause = iota // it ended (finished, or killed by qdel)
+	stopPreempted                    // the core preempted it
+	stopNodeLost                     // a node it ran on went down
+	stopStartFailed                  // its start failed on a node (StartFailed)
 )
 
 // stopped handles a job whose processes are gone. A preempted job or one
