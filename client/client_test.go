@@ -147,3 +147,23 @@ func TestCaller(t *testing.T) {
 		t.Fatalf("resp %+v err %v", resp, err)
 	}
 }
+
+// Auto locates the controller from the environment once, at the first
+// request.
+func TestAuto(t *testing.T) {
+	sock, _ := serve(t, func(_ api.Request, w io.Writer) { api.Encode(w, api.Response{V: api.Version, Text: "auto"}) })
+	t.Setenv("SHARQ_SERVER", "")
+	t.Setenv("SHARQ_SOCKET", sock)
+	call := Auto()
+	for range 2 {
+		resp, err := call(context.Background(), api.Request{Op: api.OpConfig})
+		if err != nil || resp.Text != "auto" {
+			t.Fatalf("resp %+v err %v", resp, err)
+		}
+	}
+	t.Setenv("SHARQ_SOCKET", "")
+	t.Setenv("SHARQ_CONF", filepath.Join(t.TempDir(), "missing.toml"))
+	if _, err := Auto()(context.Background(), api.Request{Op: api.OpConfig}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("err = %v, want ErrConfig for a named configuration that is missing", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"sharq/api"
 	"sharq/conf"
@@ -143,15 +144,12 @@ func Locate(getenv func(string) string) (Target, error) {
 // first request and sends every request there.
 func Auto() func(context.Context, api.Request) (*api.Response, error) {
 	var (
-		t   Target
-		err error
-		ok  bool
+		once sync.Once
+		t    Target
+		err  error
 	)
 	return func(ctx context.Context, req api.Request) (*api.Response, error) {
-		if !ok {
-			t, err = Locate(os.Getenv)
-			ok = true
-		}
+		once.Do(func() { t, err = Locate(os.Getenv) })
 		if err != nil {
 			return nil, err
 		}
