@@ -127,7 +127,7 @@ func (h *history) sample(xs ...acct.ShareSample) {
 	h.mu.Lock()
 	h.samples = append(h.samples, xs...)
 	if over := len(h.samples) - maxQueuedSamples; over > 0 {
-		h.samples = append(h.samples[:0], h.samples[over:]...)
+		h.samples = h.samples[over:]
 	}
 	h.mu.Unlock()
 	h.signal()
@@ -222,9 +222,13 @@ func (h *history) run(ctx context.Context) {
 			h.purge(ctx, store)
 			needPurge = false
 		}
+		// The records stay queued until written (add only appends behind
+		// them); the samples are taken out and put back on failure (sample
+		// may drop the oldest meanwhile).
 		h.mu.Lock()
 		recs := h.recs[:min(len(h.recs), historyBatch)]
 		samples := h.samples
+		h.samples = nil
 		overflow := h.overflow && len(h.recs) == 0
 		h.mu.Unlock()
 		if len(recs)+len(samples) == 0 {
@@ -261,6 +265,12 @@ func (h *history) run(ctx context.Context) {
 			err = h.dropInvalid(ctx, store, recs)
 		}
 		if err != nil {
+			h.mu.Lock()
+			h.samples = append(samples, h.samples...)
+			if over := len(h.samples) - maxQueuedSamples; over > 0 {
+				h.samples = h.samples[over:]
+			}
+			h.mu.Unlock()
 			fail("write", err)
 			continue
 		}
@@ -268,7 +278,6 @@ func (h *history) run(ctx context.Context) {
 		recovered()
 		h.mu.Lock()
 		h.recs = h.recs[len(recs):]
-		h.samples = h.samples[len(samples):]
 		n := len(h.recs)
 		h.mu.Unlock()
 		h.met.historyQueue.Set(float64(n))
