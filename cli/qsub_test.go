@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -514,5 +516,48 @@ func TestQsubHelp(t *testing.T) {
 	}
 	if len(ts.rec.reqs) != 0 {
 		t.Error("help sent a request")
+	}
+}
+
+// TestQsubScripts submits the job scripts under testdata/scripts (written
+// in the styles of PBS Pro and Torque sites) and compares the request qsub
+// sends, or its refusal, with the golden file next to each
+// (go test ./cli -update rewrites them).
+func TestQsubScripts(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/scripts/*.pbs")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, path := range scripts {
+		name := strings.TrimSuffix(filepath.Base(path), ".pbs")
+		t.Run(name, func(t *testing.T) {
+			body, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := newTestSys(t)
+			ts.Dir = "/home/alice/exp" // not read: the script is given by its path below
+			ts.rec.reply = func(api.Request) (*api.Response, error) { return &api.Response{V: 1, JobID: "12.lab"}, nil }
+			script := filepath.Join(t.TempDir(), name+".pbs")
+			if err := os.WriteFile(script, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code := Qsub(context.Background(), []string{"qsub", script}, ts.Sys)
+			var out strings.Builder
+			fmt.Fprintf(&out, "exit %d\n", code)
+			if s := strings.ReplaceAll(ts.err.String(), filepath.Dir(script)+"/", ""); s != "" {
+				fmt.Fprintf(&out, "stderr:\n%s", s)
+			}
+			if len(ts.rec.reqs) > 0 {
+				spec := ts.rec.reqs[0].Submit
+				spec.Job.Script = fmt.Sprintf("(%d bytes)", len(spec.Job.Script))
+				b, err := json.MarshalIndent(spec, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				fmt.Fprintf(&out, "request:\n%s\n", b)
+			}
+			golden(t, "scripts/"+name+".golden", out.String())
+		})
 	}
 }
