@@ -8,7 +8,7 @@ export CGO_ENABLED = 1
 # the client commands start faster (contrib/bench/vs-slurm.sh).
 export GOFLAGS += -tags=urfave_cli_no_docs
 
-.PHONY: all build test vet fmt-check bench bench-system up demo clean deps
+.PHONY: all build test test-unit vet fmt-check lint tidy-check tools bench bench-system up demo clean deps
 
 all: build
 
@@ -25,8 +25,30 @@ build:
 
 # Tests run as root: they start a private containerd, real daemons and real
 # containers. deps installs the Debian packages they need.
-test: vet fmt-check
+test: vet fmt-check tidy-check lint
 	$(GO) test -race -timeout 40m ./...
+
+# The packages whose tests need no root, containerd, device files, MUNGE or
+# a user switch: they run anywhere, as anyone. (The packages left out have
+# pure tests too; make test runs everything.)
+ROOT_PKGS = e2e|runtime|runtime/gpu|daemon/noded|daemon/ctld|client|acct|internal/(testenv|ctrd|localcluster|munge|munged|secret|pgtest)
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^sharq/($(ROOT_PKGS))$$')
+test-unit: vet fmt-check
+	$(GO) test -race $(UNIT_PKGS)
+
+# staticcheck, built from a pinned module version into $(BIN)/tools.
+STATICCHECK_VERSION = v0.8.2
+STATICCHECK = $(BIN)/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+tools: $(STATICCHECK)
+$(STATICCHECK):
+	GOBIN=$(abspath $(dir $(STATICCHECK))) GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+lint: $(STATICCHECK)
+	$(STATICCHECK) -tags urfave_cli_no_docs ./...
+
+# go.mod and go.sum are what go mod tidy makes.
+tidy-check:
+	$(GO) mod tidy -diff
 
 vet:
 	$(GO) vet ./...

@@ -136,6 +136,7 @@ func qstatShares(ctx context.Context, sys *Sys, names []string) error {
 		for _, n := range names {
 			i := slices.IndexFunc(resp.Shares, func(s api.ShareStatus) bool { return s.Name == n })
 			if i < 0 {
+				//lint:ignore ST1005 PBS's own wording, which scripts match
 				return fmt.Errorf("Unknown queue %s", n)
 			}
 			shares = append(shares, resp.Shares[i])

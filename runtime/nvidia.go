@@ -46,7 +46,7 @@ func nvidiaHook(h host) (oci.SpecOpts, bool) {
 		if h.path != "" {
 			hook.Env = []string{"PATH=" + h.path}
 		}
-		//nolint:staticcheck // Prestart is deprecated in the OCI spec, but the toolkit's hook is a prestart hook and runc runs it.
+		//lint:ignore SA1019 Prestart is deprecated in the OCI spec, but the toolkit's hook is a prestart hook and runc runs it.
 		s.Hooks.Prestart = append(s.Hooks.Prestart, hook)
 		if !slices.ContainsFunc(s.Process.Env, func(e string) bool { return strings.HasPrefix(e, "NVIDIA_VISIBLE_DEVICES=") }) {
 			s.Process.Env = append(s.Process.Env, "NVIDIA_VISIBLE_DEVICES=none")

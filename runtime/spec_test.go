@@ -244,7 +244,8 @@ func TestSpecNvidiaHook(t *testing.T) {
 			spec := gen(t, s, testHost(tc.tools...))
 			var hooks []specs.Hook
 			if spec.Hooks != nil {
-				hooks = spec.Hooks.Prestart //nolint:staticcheck // the toolkit's hook is a prestart hook
+				//lint:ignore SA1019 the toolkit's hook is a prestart hook
+				hooks = spec.Hooks.Prestart
 			}
 			if !tc.hook {
 				if len(hooks) != 0 {
