@@ -28,8 +28,28 @@ import (
 )
 
 // haTTL is the controllers' session TTL in these tests (the default is 5 s;
-// shorter keeps the suite's time small).
-const haTTL = 2 * time.Second
+// shorter keeps the suite's time small), and haKills how many times the
+// leader is killed. SHARQ_E2E_HA_TTL and SHARQ_E2E_HA_KILLS change them to
+// measure failover (README: High availability, figures).
+var (
+	haTTL   = envDuration("SHARQ_E2E_HA_TTL", 2*time.Second)
+	haKills = int(envDuration("SHARQ_E2E_HA_KILLS", 5))
+)
+
+func envDuration(key string, def time.Duration) time.Duration {
+	v := os.Getenv(key)
+	if v == "" {
+		return def
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d
+	}
+	var n int
+	if _, err := fmt.Sscan(v, &n); err == nil {
+		return time.Duration(n)
+	}
+	return def
+}
 
 // haCluster is three etcd member processes, three sharqctld on them and
 // node daemons running real containers.
@@ -375,11 +395,11 @@ func TestHA(t *testing.T) {
 		return err == nil && strings.Contains(out, "job_state = R"), out
 	})
 
-	t.Run("kill -9 of the leader, 5 times, under submissions", func(t *testing.T) {
+	t.Run("kill -9 of the leader, repeatedly, under submissions", func(t *testing.T) {
 		stop := make(chan struct{})
 		done := h.submitter(stop)
 		var took []time.Duration
-		for round := 0; round < 5; round++ {
+		for round := 0; round < haKills; round++ {
 			time.Sleep(300 * time.Millisecond)
 			h.killCtl(l)
 			killed := time.Now()
@@ -390,7 +410,17 @@ func TestHA(t *testing.T) {
 		close(stop)
 		<-done
 		slices.Sort(took)
-		t.Logf("kill -9 to first acknowledged qsub: %v", took)
+		t.Logf("kill -9 to first acknowledged qsub (TTL %v): p50 %v, max %v, all %v", haTTL, took[len(took)/2], took[len(took)-1], took)
+	})
+
+	t.Run("graceful stop hands over at once", func(t *testing.T) {
+		h.ctls[l].Process.Signal(syscall.SIGTERM)
+		stopped := time.Now()
+		<-h.ctlDone[l]
+		took := h.firstAck(stopped, 30*time.Second)
+		t.Logf("SIGTERM (resign) to first acknowledged qsub: %v", took)
+		h.startCtl(l)
+		l = h.waitLeader(-1, 30*time.Second)
 	})
 
 	t.Run("SIGSTOP of the leader beyond its TTL", func(t *testing.T) {
