@@ -48,12 +48,15 @@ type history struct {
 
 // Bounds of the in-memory queue. Records beyond it wait in the spool.
 const (
-	maxQueuedRecords = 100_000
 	maxQueuedSamples = 10_000
 	historyBatch     = 500
 	historyTimeout   = 30 * time.Second
 	historyLinger    = 100 * time.Millisecond
 )
+
+// maxQueuedRecords bounds the records waiting in memory (a variable for
+// the tests).
+var maxQueuedRecords = 100_000
 
 // historyMaxBackoff is the longest wait between retries while the store is
 // unreachable (tests shorten it).

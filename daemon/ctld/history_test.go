@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"sharq/acct"
 	"sharq/api"
+	"sharq/conf"
 	"sharq/internal/pgtest"
 )
 
@@ -191,5 +194,57 @@ func TestSubmitClearsAccounting(t *testing.T) {
 	id := resp.JobID
 	if got := tc.job(id).Acct; got != (api.Usage{}) {
 		t.Fatalf("submitted accounting kept: %+v", got)
+	}
+}
+
+// A queue that overflows keeps the first records, drops the rest (they are
+// still in the spool), and asks for the unrecorded jobs again once it has
+// drained.
+func TestHistoryQueueOverflow(t *testing.T) {
+	old := maxQueuedRecords
+	maxQueuedRecords = 3
+	defer func() { maxQueuedRecords = old }()
+	store, err := acct.OpenSQLite(context.Background(), t.TempDir()+"/history.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHistory(conf.Accounting{Retention: time.Hour}, store, slog.New(slog.NewTextHandler(io.Discard, nil)), newMetrics())
+	recorded := make(chan []string, 10)
+	replay := make(chan struct{}, 1)
+	h.recorded = func(_ context.Context, ids []string) { recorded <- ids }
+	h.overflowed = func(context.Context) { replay <- struct{}{} }
+	var recs []acct.Record
+	for i := range 5 {
+		recs = append(recs, acct.Record{ID: fmt.Sprintf("%d.t", i+1), End: time.Now(), Outcome: acct.Completed})
+	}
+	h.add(recs...)
+	if q := h.queued(); q != 3 {
+		t.Fatalf("%d queued, want the bound 3", q)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case ids := <-recorded:
+		if fmt.Sprint(ids) != "[1.t 2.t 3.t]" {
+			t.Fatalf("recorded %v", ids)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing recorded")
+	}
+	select {
+	case <-replay:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the overflow never asked for a replay")
+	}
+	h.add(recs[3:]...) // what the loop's replay queues
+	select {
+	case ids := <-recorded:
+		if fmt.Sprint(ids) != "[4.t 5.t]" {
+			t.Fatalf("recorded after the replay %v", ids)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replayed records were not written")
 	}
 }
