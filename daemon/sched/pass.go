@@ -1,9 +1,36 @@
 package sched
 
-// lookahead is how many jobs of one share a pass examines without starting
-// them before it stops looking further down that share's queue; the jobs
-// beyond keep (or get) ReasonPriority: jobs ahead of them are waiting.
-const lookahead = 16
+// lookahead is how many jobs of distinct request shapes one share's pass
+// examines without starting them before it stops looking further down that
+// share's queue; the jobs beyond keep (or get) ReasonPriority: jobs ahead of
+// them are waiting. A job whose shape (nodes, GPUs, CPUs and memory per
+// node; its array; labels) equals one the pass already examined in its
+// share and could not start is passed over without being tried (it cannot
+// do better: within a pass room only shrinks), and costs no lookahead, up to
+// maxSkips such jobs per share and pass; so a small job behind many
+// blocked big ones of one shape is still looked at (issue 13 item 6).
+const (
+	lookahead = 16
+	maxSkips  = 128
+)
+
+// shape is what decides whether a job can start, but for its priority.
+type shape struct {
+	nodes, gpus, cpus int
+	mem               int64
+	group             JobID // its array; a job with labels stands alone
+}
+
+func shapeOf(j *job) shape {
+	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode}
+	switch {
+	case j.arr != nil || len(j.Labels) > 0:
+		k.group = j.ID
+	case j.sub:
+		k.group = j.parent
+	}
+	return k
+}
 
 // pass runs one scheduling pass over a partition. It looks at every share
 // when capacity changed (p.dirty), otherwise only at shares whose queue
@@ -39,6 +66,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh.budget = lookahead
 		sh.p1Done, sh.p1Headroom = false, false
 		sh.cands, sh.candPos = sh.cands[:0], 0
+		sh.seen, sh.skips, sh.skippedCand = sh.seen[:0], 0, false
 		sh.reservedQ, sh.reservedB, sh.reservedP = 0, 0, 0
 		sh.failCross, sh.failIn = nil, nil
 		sh.blockedWQ = false
@@ -66,7 +94,9 @@ func (s *Scheduler) pass(p *partition) {
 		j := sh.cur.job()
 		if sh.usage()+j.total() > sh.quota() {
 			sh.cands = append(sh.cands, j)
-			s.examined(sh, j)
+			// Jobs of its shape behind it wait for it (Priority): it is
+			// tried among the borrowers.
+			s.examinedAs(sh, j, ReasonPriority)
 			sh.cur.next()
 		} else {
 			started := s.tryWithin(p, sh, j)
@@ -136,22 +166,68 @@ func (s *Scheduler) pass(p *partition) {
 }
 
 // examined notes that a pass looked at j without starting it.
-func (s *Scheduler) examined(sh *share, j *job) {
+func (s *Scheduler) examined(sh *share, j *job) { s.examinedAs(sh, j, j.reason) }
+
+// examinedAs is examined, r being the reason for later jobs of j's shape.
+func (s *Scheduler) examinedAs(sh *share, j *job, r Reason) {
 	sh.budget--
+	if j.nom != nil {
+		return // it preempts: a job of its shape behind it may too
+	}
+	if k := shapeOf(j); seenReason(sh.seen, k) == ReasonNone {
+		sh.seen = append(sh.seen, seenShape{k, r})
+	}
 	if j.scanGen != s.gen {
 		j.scanGen = s.gen
 		sh.scanned = append(sh.scanned, j)
 	}
 }
 
-func (s *Scheduler) skipGone(c *cursor) {
+// skipGone moves a share's cursor past entries no longer pending, and past
+// jobs of a shape the pass already examined in the share (up to maxSkips;
+// they get the reason the examined one got).
+func (s *Scheduler) skipGone(sh *share) {
+	c := &sh.cur
 	for c.valid() {
 		j := c.job()
 		if j.inReady && j.state == Pending && j.nom == nil {
-			return
+			if len(sh.seen) == 0 || sh.skips >= maxSkips {
+				return
+			}
+			r := seenReason(sh.seen, shapeOf(j))
+			if r == ReasonNone {
+				return
+			}
+			sh.skips++
+			if sh.usage()+j.total() > sh.quota() {
+				sh.skippedCand = true
+			}
+			s.setReason(j, r)
+			if j.scanGen != s.gen {
+				j.scanGen = s.gen
+				sh.scanned = append(sh.scanned, j)
+			}
 		}
 		c.next()
 	}
+}
+
+// seenShape is a shape a pass examined in a share, and the reason its job
+// got.
+type seenShape struct {
+	k shape
+	r Reason
+}
+
+// seenReason is the reason of the examined job of shape k, ReasonNone when
+// there is none.
+func seenReason(list []seenShape, k shape) Reason {
+	for _, x := range list {
+		if x.k == k {
+			return x.r
+		}
+	}
+	return ReasonNone
 }
 
 // next1 positions a share's cursor on its next phase-1 job; false when
@@ -160,7 +236,7 @@ func (s *Scheduler) next1(sh *share) bool {
 	if sh.p1Done {
 		return false
 	}
-	s.skipGone(&sh.cur)
+	s.skipGone(sh)
 	switch {
 	case !sh.cur.valid() || sh.budget <= 0 || sh.holdAll:
 		sh.p1Done = true
@@ -184,7 +260,7 @@ func (s *Scheduler) next2(sh *share) bool {
 	if !sh.p1Headroom || sh.budget <= 0 {
 		return false
 	}
-	s.skipGone(&sh.cur)
+	s.skipGone(sh)
 	return sh.cur.valid()
 }
 
@@ -204,9 +280,13 @@ func (s *Scheduler) blocked(sh *share, j *job, r Reason) {
 }
 
 // started notes a start in sh: when a blocked job of higher priority could
-// preempt it (in-share preemption), the share is looked at again next pass.
+// preempt it (in-share preemption), or jobs of a shape that started were
+// passed over, the share is looked at again next pass.
 func (s *Scheduler) started(sh *share, j *job) {
 	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
+		sh.redirty = true
+	}
+	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, shapeOf(j)) != ReasonNone {
 		sh.redirty = true
 	}
 }

@@ -89,6 +89,9 @@ type share struct {
 	p1Done      bool
 	p1Headroom  bool // phase 1 stopped because no quota headroom was left
 	cands       []*job
+	seen        []seenShape // shapes examined in this pass without starting
+	skips       int         // jobs passed over for their shape in this pass
+	skippedCand bool        // one of them needed to borrow
 	candPos     int
 	reservedQ   int
 	reservedB   int
