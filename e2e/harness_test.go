@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	if sock := os.Getenv(rawClientEnv); sock != "" {
+		return rawClient(sock) // hostile_test.go: a copy of this binary, run as a user
+	}
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "e2e: these tests must run as root (they start containerd and switch users)")
 		return 1
