@@ -53,6 +53,19 @@ func TestSharqctlRequests(t *testing.T) {
 				return refuse(&api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "x"}})
 			},
 			code: ExitUnknownJob, stderr: "sharqctl: Unknown Job Id 9\n"},
+		{name: "show controllers", args: []string{"show", "controllers"}, want: []api.Request{{V: 1, Op: api.OpControllers}},
+			reply: func(api.Request) (*api.Response, error) {
+				return &api.Response{V: 1, Controllers: []api.ControllerStatus{
+					{Host: "ctl02", PID: 812, Nodes: "ctl02:6820", Leader: true, Epoch: 4711},
+					{Host: "ctl01", PID: 90, Nodes: "ctl01:6820", Epoch: 4800},
+				}}, nil
+			},
+			stdout: "ctl02                812 ctl02:6820            leader        4711 -                   -\nctl01                 90 ctl01:6820            follower      4800"},
+		{name: "show controllers json", args: []string{"show", "controllers", "--json"}, want: []api.Request{{V: 1, Op: api.OpControllers}},
+			reply: func(api.Request) (*api.Response, error) {
+				return &api.Response{V: 1, Controllers: []api.ControllerStatus{{Host: "ctl02", Leader: true, Epoch: 4711}}}, nil
+			},
+			stdout: `"epoch": 4711`},
 		{name: "drain", args: []string{"node", "drain", "gpu07", "gpu08"}, want: []api.Request{{V: 1, Op: api.OpDrain, Node: "gpu07"}, {V: 1, Op: api.OpDrain, Node: "gpu08"}}},
 		{name: "resume unknown", args: []string{"node", "resume", "gpu99", "gpu07"}, want: []api.Request{{V: 1, Op: api.OpResume, Node: "gpu99"}, {V: 1, Op: api.OpResume, Node: "gpu07"}},
 			reply: func(r api.Request) (*api.Response, error) {
