@@ -243,6 +243,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		if j.NodeFailures > 0 {
 			attr("node_failure_count", j.NodeFailures)
 		}
+		if j.CheckpointNode != "" {
+			attr("checkpoint_node", j.CheckpointNode)
+		}
 		if len(j.Command) > 0 {
 			attr("command", shellQuote(j.Command))
 		}

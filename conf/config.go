@@ -246,7 +246,7 @@ func (c *Config) Sched() sched.Config {
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
-			StartFailureRetries: p.StartFailureRetries}
+			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}

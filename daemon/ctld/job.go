@@ -84,6 +84,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		NodeFailures:  j.NodeFailures,
 		StartFailures: j.StartFailures,
 		Hold:          holdBits(j.Hold),
+		PreferNode:    j.CheckpointNode,
 	}
 	for _, d := range j.Deps {
 		t, err := sched.ParseDepType(d.Type)

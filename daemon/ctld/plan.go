@@ -261,6 +261,14 @@ func timesWord(n int) string {
 func (c *Controller) backToQueue(j *job, now time.Time, what string) {
 	c.accountRun(j, now)
 	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
+	// Where the core will prefer to restart it: the node holding its
+	// checkpoint, in a partition whose checkpoints are node-local.
+	if info, ok := c.core.Job(sched.JobID(j.ID)); ok && info.Job.PreferNode != j.CheckpointNode {
+		j.CheckpointNode = info.Job.PreferNode
+		if j.CheckpointNode != "" {
+			what += "; its checkpoint is on " + j.CheckpointNode
+		}
+	}
 	j.history(now, what)
 	c.markDirty(j.ID)
 }

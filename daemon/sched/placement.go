@@ -49,6 +49,14 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 		return nil, nil, false
 	}
 	var picked []*node
+	// The node holding its checkpoint first, when it has room.
+	pref := s.nodeByName[j.PreferNode]
+	if pref != nil && (pref.part != p || !pref.usable() || pref.free < g || !fitsCPU(j, pref.cpuFree(), pref.memFree()) || !pref.hasLabels(j)) {
+		pref = nil
+	}
+	if pref != nil {
+		picked = append(picked, pref)
+	}
 	for f := g; f <= p.maxGPUs && len(picked) < j.Nodes; f++ {
 		if p.bucketN[f] == 0 {
 			continue
@@ -58,7 +66,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << uint(b)
 				n := p.nodes[w*64+b]
-				if fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) {
+				if n != pref && fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) {
 					picked = append(picked, n)
 				}
 			}
@@ -158,6 +166,9 @@ func (s *Scheduler) hold(j *job) {
 
 // unhold frees j's allocations (nodes are refreshed) and uncounts its GPUs.
 func (s *Scheduler) unhold(j *job) {
+	if len(j.anodes) > 0 && j.anodes[0].part != nil && j.anodes[0].part.cfg.CheckpointsLocal {
+		j.PreferNode = j.anodes[0].cfg.Name // where its checkpoint stays
+	}
 	if j.state == Preempting {
 		s.setLeaving(j, false)
 	}

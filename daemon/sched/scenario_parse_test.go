@@ -11,7 +11,7 @@ import (
 // comment. Configuration lines come first (and again after "reconfig",
 // closed by "apply-config"):
 //
-//	partition NAME [retries=N] [node_retries=N] [start_retries=N]
+//	partition NAME [retries=N] [node_retries=N] [start_retries=N] [ckpt_local]
 //	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //
@@ -20,6 +20,7 @@ import (
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
+//	       [prefer=NODE]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
@@ -37,7 +38,7 @@ import (
 //
 // State checks:
 //
-//	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [start_failures=N] [hold=uos] [nodes=n1,n2]
+//	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [start_failures=N] [hold=uos] [nodes=n1,n2] [prefer=NODE]
 //	check gone ID
 //	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N]
 //	check node N used=0-3|none
@@ -226,6 +227,7 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	}
 	j.MemPerNode = int64(mem)
 	j.Labels = scLabels(kv["labels"])
+	j.PreferNode = kv["prefer"]
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {
@@ -317,7 +319,8 @@ func parseScenario(text string) (*scenario, error) {
 				if err != nil {
 					return nil, fail("%v", err)
 				}
-				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr, StartFailureRetries: sr})
+				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr, StartFailureRetries: sr,
+					CheckpointsLocal: kv["ckpt_local"] == "true"})
 			case "node":
 				g, err1 := scInt(kv, "gpus", 0)
 				c, err2 := scInt(kv, "cpus", 0)

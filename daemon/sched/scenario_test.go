@@ -202,6 +202,7 @@ func runCheck(s *Scheduler, c *scCheck) []string {
 		cmp("preemptions", strconv.Itoa(info.Job.Preemptions))
 		cmp("node_failures", strconv.Itoa(info.Job.NodeFailures))
 		cmp("start_failures", strconv.Itoa(info.Job.StartFailures))
+		cmp("prefer", info.Job.PreferNode)
 		cmp("hold", holdString(info.Job.Hold))
 		cmp("prio", strconv.Itoa(info.Job.Priority))
 		cmp("allocs", fmtAllocs(info.Allocs))

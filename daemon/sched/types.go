@@ -72,6 +72,9 @@ type Partition struct {
 	// (bad image, unusable directory: the job's fault) before it fails
 	// instead of going back to the queue; Unlimited for no limit.
 	StartFailureRetries int
+	// CheckpointsLocal: each node keeps its own checkpoints, so a job that
+	// goes back to the queue prefers the node it ran on (Job.PreferNode).
+	CheckpointsLocal bool
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -159,6 +162,12 @@ type Job struct {
 	NodeFailures int
 	// StartFailures counts how often its start failed (StartFailed).
 	StartFailures int
+
+	// PreferNode is where the job is placed when that node has room (its
+	// first node, for a multi-node job): the node holding its checkpoint.
+	// The core sets it when a job of a CheckpointsLocal partition leaves
+	// its nodes; a driver gives it back after a restart.
+	PreferNode string
 }
 
 // Array describes the subjobs of an array job.
