@@ -261,7 +261,7 @@ func TestSched(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := c.Sched()
-	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
+	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
 	}
