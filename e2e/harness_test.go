@@ -100,6 +100,8 @@ type spec struct {
 	grace  string
 	extra  string // appended to [cluster]
 	part   string // appended to the [[partition]] block
+	// nodeKeys are more keys of one node's [[node]] block, by node name.
+	nodeKeys map[string]string
 }
 
 func newCluster(t testing.TB, s spec) *cluster {
@@ -171,8 +173,8 @@ max_walltime = "1h"
 		ctrSock, c.ns, strings.Join(s.nodes, ","), c.image, s.grace, s.part)
 	for i, n := range s.nodes {
 		devs := gpuDevs[(i%2)*8 : (i%2)*8+8]
-		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = 8\ncpus = 4\nmemory = \"4gb\"\ngpu_devices = [%s]\nextra_devices = []\n",
-			n, quoteAll(devs))
+		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = 8\ncpus = 4\nmemory = \"4gb\"\ngpu_devices = [%s]\nextra_devices = []\n%s\n",
+			n, quoteAll(devs), s.nodeKeys[n])
 	}
 	b.WriteString(s.shares)
 	return b.String()
