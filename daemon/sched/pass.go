@@ -48,10 +48,13 @@ func shapeOf(j *job) shape {
 // run-time limits any start could delay it), and the share borrows nothing
 // more; one blocked only by pool room reserved for a job ahead reserves its
 // size of the quota headroom. A blocked borrower reserves its borrowing
-// against the share's borrow limit and the partition's lendable GPUs: a
-// later borrower that would fit without the reservation but not with it
-// gets ReasonPriority; a smaller one that fits beside it may start. Jobs
-// that were not looked at keep (or get) ReasonPriority.
+// against the share's borrow limit and, unless the borrow limit is what
+// stops it, claims its GPUs of the partition's lendable ones for the rest
+// of the pass (issue 13 rule 3: idle lendable GPUs go to borrowers in
+// submission order across shares, as AWS Batch's FIFO idle-capacity
+// assignment does): a later borrower of any share that would fit without
+// the claims but not with them gets ReasonPriority. Jobs that were not
+// looked at keep (or get) ReasonPriority.
 func (s *Scheduler) pass(p *partition) {
 	full := p.dirty
 	p.dirty, p.anyDirty = false, false
@@ -79,6 +82,7 @@ func (s *Scheduler) pass(p *partition) {
 	if len(scan) == 0 {
 		return
 	}
+	p.claimed = 0
 	borrowed := false
 
 	// Phase 1: within quota.
@@ -367,7 +371,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		return false
 	case g > p.borrowable():
 		r = ReasonQuota
-	case g+sh.reservedP > p.borrowable():
+	case g+sh.reservedP > p.borrowable() || g+p.claimed > p.borrowable():
+		// A borrower ahead (in submission order, any share) keeps its
+		// claim on the lendable GPUs.
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	default:
@@ -386,6 +392,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	if sh.cfg.Strategy == LendAndBorrow {
 		sh.reservedB += b
 		sh.reservedP += g
+		if r != ReasonBorrowLimit {
+			p.claimed += g
+		}
 	}
 	return false
 }

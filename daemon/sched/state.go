@@ -309,6 +309,7 @@ type partition struct {
 
 	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
 	accounts  bool  // some node accounts CPUs or memory
+	claimed   int   // per pass: lendable GPUs claimed by blocked borrowers
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
 	declCap   int   // GPUs of all its nodes, usable or not
 	noms      []*nomination
