@@ -11,7 +11,7 @@ package sched
 // blocked big ones of one shape is still looked at (issue 13 item 6).
 const (
 	lookahead = 16
-	maxSkips  = 128
+	maxSkips  = 32
 )
 
 // shape is what decides whether a job can start, but for its priority.
