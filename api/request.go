@@ -40,6 +40,8 @@ type Request struct {
 	Alter  *AlterSpec  `json:"alter,omitempty"`
 	Node   string      `json:"node,omitempty"`
 	Report *ReportSpec `json:"report,omitempty"`
+	// Force is qdel -W force (admins only): stop without grace.
+	Force bool `json:"force,omitempty"`
 }
 
 // SubmitSpec is a new job as qsub sends it.

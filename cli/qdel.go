@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -16,13 +17,17 @@ func Qdel(ctx context.Context, args []string, sys *Sys) int {
 SIGKILL after its grace period. Only the owner (or an admin) may delete a job.
 Prints nothing on success. An array is deleted whole with ID[], subjobs with
 ID[7] or a range ID[2-5] (ID[1-9:2] and ID[1,4,7-8] work too). The .cluster
-suffix of an id may be left out.
+suffix of an id may be left out. A job that is already stopping (preempted,
+or deleted before) is stopped again within its partition's preempt_grace,
+which shortens a long -W grace. An admin's qdel -W force kills the job at once
+(SIGKILL, no grace).
 
 Examples:
    qdel 123
    qdel 123.lab 124.lab
    qdel '125[]'          # the whole array
-   qdel '125[10-19]'     # ten of its subjobs`)
+   qdel '125[10-19]'     # ten of its subjobs
+   qdel -W force 126     # admins: no grace`)
 }
 
 // Qhold holds jobs: a held job is not started until qrls releases it.
@@ -50,6 +55,17 @@ Examples:
 // reports each failure in PBS's words.
 func idsCommand(ctx context.Context, args []string, sys *Sys, name string, op api.Op, usage, description string) int {
 	app := newApp(sys, name, usage, name+" ID...", description)
+	var force bool
+	if op == api.OpDelete {
+		app.Flags = append(app.Flags, &ucli.GenericFlag{Name: "W", Usage: "`force`: (admins) kill at once, without grace",
+			Value: funcValue(func(s string) error {
+				if s != "force" {
+					return fmt.Errorf("-W %q: qdel knows only -W force", s)
+				}
+				force = true
+				return nil
+			})})
+	}
 	app.Action = func(c *ucli.Context) error {
 		if c.NArg() == 0 {
 			return usagef("no job id given")
@@ -58,7 +74,7 @@ func idsCommand(ctx context.Context, args []string, sys *Sys, name string, op ap
 		if err != nil {
 			return usageError{err}
 		}
-		resp, err := call(c.Context, sys, api.Request{Op: op, IDs: ids})
+		resp, err := call(c.Context, sys, api.Request{Op: op, IDs: ids, Force: force})
 		code, err := jobErrors(sys, name, resp, err, ids)
 		if err != nil {
 			return err

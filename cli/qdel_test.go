@@ -37,6 +37,7 @@ func TestIDCommands(t *testing.T) {
 		{name: "qdel other failure", cmd: Qdel, args: []string{"qdel", "1"}, wantReq: api.Request{V: 1, Op: api.OpDelete, IDs: []string{"1"}},
 			reply: &api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "spool write failed"}},
 			code:  ExitFailure, stderr: "qdel: spool write failed 1\n"},
+		{name: "qdel -W force", cmd: Qdel, args: []string{"qdel", "-W", "force", "9"}, wantReq: api.Request{V: 1, Op: api.OpDelete, IDs: []string{"9"}, Force: true}},
 		{name: "qhold", cmd: Qhold, args: []string{"qhold", "7", "8"}, wantReq: api.Request{V: 1, Op: api.OpHold, IDs: []string{"7", "8"}}},
 		{name: "qhold running", cmd: Qhold, args: []string{"qhold", "7"}, wantReq: api.Request{V: 1, Op: api.OpHold, IDs: []string{"7"}},
 			reply: &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "running", ID: "7.lab"}},

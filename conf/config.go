@@ -82,10 +82,14 @@ type Runtime struct {
 
 // Partition is a [[partition]] block.
 type Partition struct {
-	Name              string
-	Nodes             []string // expanded, in hostlist order
-	DefaultImage      string   // "" = jobs must name their image
-	PreemptGrace      time.Duration
+	Name         string
+	Nodes        []string // expanded, in hostlist order
+	DefaultImage string   // "" = jobs must name their image
+	PreemptGrace time.Duration
+	// MaxPreemptGrace caps the grace a job may ask for (qsub -W grace):
+	// a borrower cannot make a lender wait longer. Default
+	// DefaultMaxPreemptGrace, at least PreemptGrace.
+	MaxPreemptGrace   time.Duration
 	MaxWalltime       time.Duration // 0 = no limit
 	PreemptionRetries int           // sched.Unlimited (-1) = no limit
 	// NodeFailureRetries limits requeues after losing a node, apart from
@@ -157,6 +161,7 @@ const (
 	DefaultNamespace         = "sharq"
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
+	DefaultMaxPreemptGrace   = time.Hour
 	// DefaultStartFailureRetries: a job whose start fails a third time fails.
 	DefaultStartFailureRetries = 2
 	DefaultPidsLimit           = 8192

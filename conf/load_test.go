@@ -79,7 +79,7 @@ func TestGoodConfigs(t *testing.T) {
 			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir}) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
-			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, PreemptionRetries: -1,
+			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, MaxPreemptGrace: time.Hour, PreemptionRetries: -1,
 				NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries, PidsLimit: DefaultPidsLimit, Network: NetworkHost}}
 			if !reflect.DeepEqual(c.Partitions, wantP) {
 				t.Errorf("partitions = %+v", c.Partitions)

@@ -44,6 +44,13 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		if d, ok := t.duration("preempt_grace", p.PreemptGrace); ok {
 			p.PreemptGrace = d
 		}
+		p.MaxPreemptGrace = max(DefaultMaxPreemptGrace, p.PreemptGrace)
+		if d, ok := t.duration("max_preempt_grace", p.MaxPreemptGrace); ok {
+			p.MaxPreemptGrace = d
+			if d < p.PreemptGrace {
+				t.errf("max_preempt_grace", "%v is below preempt_grace %v", d, p.PreemptGrace)
+			}
+		}
 		if d, ok := t.duration("max_walltime", 0); ok {
 			p.MaxWalltime = d
 		}
@@ -97,7 +104,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		default:
 			t.errf("checkpoints", "%q: want \"shared\" (one checkpoint_root every node of the partition sees) or \"local\" (each node's own)", v)
 		}
-		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_walltime", "preemption_retries",
+		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "preemption_retries",
 			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
 			"mounts", "host_image", "checkpoints")
 		out = append(out, p)

@@ -183,9 +183,7 @@ func (c *Controller) startOrder(j *job, nodes []string) api.StartOrder {
 		if o.Image == "" {
 			o.Image = p.DefaultImage
 		}
-		if o.Grace == 0 {
-			o.Grace = p.PreemptGrace
-		}
+		o.Grace = c.grace(j)
 		if o.Walltime == 0 {
 			o.Walltime = p.MaxWalltime
 		}
@@ -194,14 +192,21 @@ func (c *Controller) startOrder(j *job, nodes []string) api.StartOrder {
 }
 
 // grace is the job's checkpoint grace period.
+// It is capped by the partition's max_preempt_grace (also when a reload
+// lowered the cap after the job was submitted).
 func (c *Controller) grace(j *job) time.Duration {
-	if j.Grace > 0 {
-		return j.Grace
+	p := c.cfg.Partition(j.Partition)
+	g := j.Grace
+	if g <= 0 {
+		g = 30 * time.Second
+		if p != nil {
+			g = p.PreemptGrace
+		}
 	}
-	if p := c.cfg.Partition(j.Partition); p != nil {
-		return p.PreemptGrace
+	if p != nil && p.MaxPreemptGrace > 0 {
+		g = min(g, p.MaxPreemptGrace)
 	}
-	return 30 * time.Second
+	return g
 }
 
 // preempt sends SIGTERM (and later SIGKILL) to a victim.
@@ -222,7 +227,13 @@ func (c *Controller) preempt(p sched.Preemption, now time.Time) {
 
 // stopJob orders every node of a running job to stop it.
 func (c *Controller) stopJob(j *job, reason string) {
-	g := c.grace(j)
+	c.stopJobWithin(j, reason, c.grace(j))
+}
+
+// stopJobWithin orders j stopped with grace g. A node that is already
+// stopping the job keeps the earlier of its deadline and now+g, so a
+// second stop can shorten a stop, never lengthen it.
+func (c *Controller) stopJobWithin(j *job, reason string, g time.Duration) {
 	for _, a := range j.Allocs {
 		if p := j.parts[a.Node]; p != nil && p.exited {
 			continue

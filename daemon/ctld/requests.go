@@ -3,6 +3,7 @@ package ctld
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -115,7 +116,7 @@ func (c *Controller) eachJob(id Identity, req *api.Request, resp *api.Response) 
 			var e *api.Error
 			switch req.Op {
 			case api.OpDelete:
-				e = c.delete(j)
+				e = c.delete(id, j, req.Force)
 			case api.OpHold:
 				e = c.setHold(id, j, true)
 			case api.OpRelease:
@@ -129,12 +130,38 @@ func (c *Controller) eachJob(id Identity, req *api.Request, resp *api.Response) 
 }
 
 // delete removes a pending job, or stops a running one (SIGTERM, grace, SIGKILL).
-func (c *Controller) delete(j *job) *api.Error {
+//
+// A job that is already stopping (preempted, or deleted before) is ordered
+// again to stop within the partition's preempt_grace, which shortens a long
+// -W grace; an admin's qdel -W force (force) kills it at once (no grace).
+func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 	now := c.now()
+	if force && !c.auth.isAdmin(id) {
+		return &api.Error{Code: api.CodePermission, Message: "qdel -W force is for admins: " + j.ID, ID: j.ID}
+	}
+	grace := c.grace(j)
+	if force {
+		grace = 0
+	}
 	switch {
 	case j.finished():
 		return &api.Error{Code: api.CodeInvalidState, Message: "Job has finished " + j.ID, ID: j.ID}
-	case j.Stopping == "deleted":
+	case j.Stopping == "deleted" || (j.running() && j.Stopping != ""):
+		if !force {
+			if p := c.cfg.Partition(j.Partition); p != nil {
+				grace = min(grace, p.PreemptGrace)
+			}
+		}
+		if j.Stopping != "deleted" {
+			if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(j.ID)}); err != nil && !errors.Is(err, sched.ErrInvalid) {
+				return coreError(j.ID, err)
+			}
+			j.Stopping = "deleted"
+		}
+		j.history(now, fmt.Sprintf("deleted by %s while stopping: stop within %v", id.User, grace))
+		c.markDirty(j.ID)
+		c.stopJobWithin(j, "deleted", grace)
+		c.needPass = true
 		return nil
 	}
 	if err := c.core.Apply(sched.Cancelled{ID: sched.JobID(j.ID)}); err != nil {
@@ -146,7 +173,7 @@ func (c *Controller) delete(j *job) *api.Error {
 		j.State = api.StateExiting
 		j.history(now, "deleted by qdel: stopping")
 		c.markDirty(j.ID)
-		c.stopJob(j, "deleted")
+		c.stopJobWithin(j, "deleted", grace)
 		return nil
 	}
 	if j.ArrayIndices != "" {

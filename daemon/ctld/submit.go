@@ -201,6 +201,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if j.Grace < 0 {
 		return badRequest("grace must not be negative")
 	}
+	if p.MaxPreemptGrace > 0 && j.Grace > p.MaxPreemptGrace {
+		return badRequest(fmt.Sprintf("grace %v is above partition %s's max_preempt_grace %v", j.Grace, p.Name, p.MaxPreemptGrace))
+	}
 	if j.ArrayIndices != "" {
 		if _, err := arrayIndices(j.ArrayIndices); err != nil {
 			return badRequest(err.Error())
