@@ -13,7 +13,9 @@ import "sort"
 //   - In-share preemption, when the share enables it and reclaim alone found
 //     nothing: victims are running jobs of the job's own share with strictly
 //     lower priority, together with cross-share victims when the job fits
-//     inside its quota (victims of other shares are taken first). The share
+//     inside its quota, or would once those lower-priority jobs are gone
+//     (victims of other shares are taken first; the share must then end
+//     within its quota). The share
 //     may end over its quota only if it is LEND_AND_BORROW and within its
 //     borrow limit.
 //   - A job whose request exceeds its share's quota never preempts.
@@ -65,7 +67,21 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 		sh.failCross = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, maxPriority}
 	}
 	if sh.cfg.InSharePreemption && !sh.failIn.covers(j) {
-		if s.preempt(p, sh, j, within, true) {
+		// Reclaim goes with in-share preemption when the share would be
+		// within its quota once its lower-priority jobs are preempted
+		// (issue 13 item 4): the search then takes the smallest combined
+		// set, and the quota rule checks the share ends within quota.
+		cross := within
+		if !cross && p.overQuota > 0 {
+			lower := 0
+			for _, v := range sh.running {
+				if v.state == Running && v.Priority < j.Priority && v.startGen != s.gen {
+					lower += v.gpuN
+				}
+			}
+			cross = sh.usage()+g-lower <= sh.quota()
+		}
+		if s.preempt(p, sh, j, cross, true) {
 			return true
 		}
 		sh.failIn = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, j.Priority}
