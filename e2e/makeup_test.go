@@ -200,6 +200,21 @@ func TestMakeUp(t *testing.T) {
 		t.Errorf("job output %q (%v), want hello from %s on GPUs ...", got, err, id)
 	}
 
+	// The host image: the machine's own files (Debian's, not busybox's),
+	// HOME the user's home, writable through the /home mount.
+	host, err := client(uid, work, "qsub", "-q", "nlp", "-N", "host", "-j", "oe", "--image", "host", "--", "/bin/sh", "-c",
+		"cat /etc/debian_version >/dev/null && echo debian; echo home=$HOME; echo hi > $HOME/.sharq-host-test && cat $HOME/.sharq-host-test && rm $HOME/.sharq-host-test")
+	if err != nil {
+		t.Fatalf("qsub --image host: %v", err)
+	}
+	host = strings.TrimSpace(host)
+	waitState(host, "F")
+	hseq, _, _ := strings.Cut(host, ".")
+	hout, _ := os.ReadFile(filepath.Join(work, "host.o"+hseq))
+	if want := "debian\nhome=" + u.HomeDir + "\nhi\n"; string(hout) != want {
+		t.Errorf("host-image job output %q, want %q", hout, want)
+	}
+
 	// A job submits its follow-up (over make up's TCP client port, with
 	// its munged), which runs after it.
 	parent, err := client(uid, work, "qsub", "-q", "vision", "-N", "parent", "-j", "oe", "--", "/bin/sh", "-c",

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"sharq/api"
+	"sharq/conf"
 	"sharq/daemon/noded"
 	"sharq/internal/secret"
 	"sharq/runtime"
@@ -536,4 +537,40 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("Run = %v, want ErrLocked", err)
 		}
 	})
+}
+
+// The hello lists configured mounts the node lacks, and what the node
+// sees of its checkpoint root; a job gets the mounts it has.
+func TestHelloMountsAndCheckpointRoot(t *testing.T) {
+	e := newEnv(t)
+	have := filepath.Join(e.dir, "datasets")
+	if err := os.MkdirAll(have, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(have, "f"), []byte("data\n"), 0o644)
+	gone := filepath.Join(e.dir, "scratch")
+	e.cfg.Cluster.Mounts = []conf.Mount{{Path: have, ReadOnly: true}}
+	e.cfg.Partitions = []conf.Partition{{Name: "p", Mounts: []conf.Mount{{Path: gone}}}}
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	inv := p.hello.Inventory
+	if len(inv.Missing) != 1 || !strings.Contains(inv.Missing[0], "mount "+gone) {
+		t.Errorf("missing %q, want %s", inv.Missing, gone)
+	}
+	ck := inv.Checkpoint
+	if ck == nil || ck.Root != e.cfg.Cluster.CheckpointRoot || ck.Marker == "" || ck.Type == "" || ck.Error != "" {
+		t.Errorf("checkpoint root %+v", ck)
+	}
+	// With the missing one made, a job reads the read-only mount.
+	if err := os.MkdirAll(gone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := e.order(t, "1.t", "cat "+have+"/f > $PBS_O_WORKDIR/out.txt; touch "+have+"/x 2>/dev/null || echo ro >> $PBS_O_WORKDIR/out.txt")
+	p.start(t, o)
+	if st := p.state(t, o.Job.ID, "exited"); st.ExitStatus != 0 {
+		t.Fatalf("exit %+v", st)
+	}
+	if got := readFile(t, e.workFile(o.Job.ID, "out.txt")); got != "data\nro\n" {
+		t.Errorf("job output %q", got)
+	}
 }

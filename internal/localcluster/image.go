@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 
+	"sharq/conf"
 	"sharq/runtime"
 )
 
@@ -16,7 +18,7 @@ import (
 func (l *layout) images() []string {
 	var refs []string
 	for _, p := range l.cfg.Partitions {
-		if p.DefaultImage != "" && !slices.Contains(refs, p.DefaultImage) {
+		if p.DefaultImage != "" && p.DefaultImage != conf.HostImage && !slices.Contains(refs, p.DefaultImage) {
 			refs = append(refs, p.DefaultImage)
 		}
 	}
@@ -49,4 +51,26 @@ func (u *up) importImages(ctx context.Context) error {
 		u.printf("  image      %s (%d KiB, from %s)\n", ref, size/1024, bb)
 	}
 	return nil
+}
+
+// hostImageAllowed says whether some partition lets jobs run with image
+// "host" (make up's does).
+func hostImageAllowed(cfg *conf.Config) bool {
+	return slices.ContainsFunc(cfg.Partitions, func(p conf.Partition) bool { return p.HostImage })
+}
+
+// mountList names the mounts jobs get, for make up's instructions.
+func mountList(cfg *conf.Config) string {
+	var paths []string
+	for _, p := range cfg.Partitions {
+		for _, m := range cfg.JobMounts(p.Name) {
+			if !slices.Contains(paths, m.String()) {
+				paths = append(paths, m.String())
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return "no site paths"
+	}
+	return strings.Join(paths, ", ")
 }

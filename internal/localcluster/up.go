@@ -332,6 +332,10 @@ func (u *up) printReady() {
 		u.printf("  su - %s                # its login shell has SHARQ_SOCKET and PATH set\n", u.user.name)
 		u.printf("  qsub -q vision -l ngpus=2 -- /bin/sh -c 'echo GPUs $CUDA_VISIBLE_DEVICES; sleep 30'\n")
 		u.printf("  qstat -a                  # the job; its output lands in ~/sh.o<number>\n")
+		if hostImageAllowed(l.cfg) {
+			u.printf("  qsub -q nlp --image host -- python3 -c 'import sys; print(sys.version)'\n")
+			u.printf("                            # on this machine's own software, with %s mounted\n", mountList(l.cfg))
+		}
 	}
 	u.printf("\nOr run the narrated demo: make demo.  Ctrl-C here stops the cluster and removes its containers.\n")
 }
