@@ -190,16 +190,32 @@ func (c *Controller) Run(ctx context.Context) error {
 		defer func() { cancel(); <-done }() // the store is closed when Run returns
 	}
 
-	cl, err := listenUnix(c.cfg.Cluster.Socket)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+	// Every TCP port is bound before the Unix socket appears: whoever
+	// waits for the socket (make up, the tests, systemd's readiness) finds
+	// the node, client and metrics ports accepting too.
 	nl, err := c.listenNodes()
 	if err != nil {
 		return err
 	}
 	defer nl.Close()
+	var tl, ml net.Listener
+	if c.cfg.Cluster.ClientListen != "" {
+		if tl, err = c.listenClientsTCP(); err != nil {
+			return err
+		}
+		defer tl.Close()
+	}
+	if addr := c.cfg.Cluster.Metrics; addr != "" {
+		if ml, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("metrics listen %s: %w", addr, err)
+		}
+		defer ml.Close()
+	}
+	cl, err := listenUnix(c.cfg.Cluster.Socket)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
 	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
 		"nodes", nl.Addr().String(), "jobs", len(c.jobs))
 
@@ -221,24 +237,14 @@ func (c *Controller) Run(ctx context.Context) error {
 	go listen(func() error {
 		return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
 	})
-	if c.cfg.Cluster.ClientListen != "" {
-		tl, err := c.listenClientsTCP()
-		if err != nil {
-			return err
-		}
-		defer tl.Close()
+	if tl != nil {
 		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
 			"munge_socket", c.cfg.Cluster.MungeSocket)
 		go listen(func() error {
 			return conns.Serve(ctx, tl, "remote client", c.log, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
 		})
 	}
-	if addr := c.cfg.Cluster.Metrics; addr != "" {
-		ml, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("metrics listen %s: %w", addr, err)
-		}
-		defer ml.Close()
+	if ml != nil {
 		go listen(func() error { return c.met.serve(ctx, ml) })
 	}
 	if c.lead != nil {
