@@ -574,3 +574,25 @@ func TestHelloMountsAndCheckpointRoot(t *testing.T) {
 		t.Errorf("job output %q", got)
 	}
 }
+
+// TestHostImageJobFiles: a job on the host's own root passes no directory
+// of sharqd's state (0700, root) to reach its script and node file: it sees
+// them in its own /run, and cannot see another job's.
+func TestHostImageJobFiles(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Partitions = []conf.Partition{{Name: "p", HostImage: true}}
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	if fi, err := os.Stat(e.stateDir("n1")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir: %v %v, want mode 0700", fi.Mode(), err)
+	}
+	o := e.order(t, "1.t", `echo "script $0"; cat "$PBS_NODEFILE"; ls `+e.stateDir("n1")+` 2>/dev/null || echo state-hidden`)
+	o.Image = runtime.HostImage
+	p.start(t, o)
+	if st := p.state(t, o.Job.ID, "exited"); st.ExitStatus != 0 {
+		t.Fatalf("exit %+v", st)
+	}
+	if got, want := readFile(t, e.workFile(o.Job.ID, "out")), "script /run/sharq/job/script\nn1\nstate-hidden\n"; got != want {
+		t.Errorf("job output %q, want %q", got, want)
+	}
+}

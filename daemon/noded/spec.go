@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -16,10 +17,14 @@ import (
 // ErrBadOrder is wrapped by every reason a start order cannot be run.
 var ErrBadOrder = errors.New("bad start order")
 
-// Files in a job's node directory.
+// Files in a job's node directory, and where the job sees them. The node
+// directory lies in sharqd's state directory (0700, root), which a job of
+// the host image would have to pass through if it saw them at their node
+// paths; in the container's own /run it reaches only its own two files.
 const (
 	scriptFile   = "script"
 	nodeFileName = "nodefile"
+	jobFilesDir  = "/run/sharq/job"
 )
 
 // specInput is what turning a start order into a container spec needs
@@ -73,7 +78,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
 	}
 
-	if err := os.MkdirAll(in.JobDir, 0o755); err != nil {
+	if err := os.MkdirAll(in.JobDir, 0o700); err != nil {
 		return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	nodes := o.NodeList
@@ -91,7 +96,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	// The configured mounts first: the job's own files, which may lie
 	// below them (a checkpoint root on /scratch), go on top.
 	mounts := append(site,
-		runtime.Mount{Source: nodeFile, Dest: nodeFile, ReadOnly: true},
+		runtime.Mount{Source: nodeFile, Dest: path.Join(jobFilesDir, nodeFileName), ReadOnly: true},
 		runtime.Mount{Source: ckpt, Dest: ckpt},
 	)
 	mounts = append(mounts, in.Clients.mounts()...)
@@ -101,8 +106,9 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		if err := writeFileAtomic(script, []byte(j.Script), 0o644); err != nil {
 			return runtime.Spec{}, fmt.Errorf("job %s: script: %w", j.ID, err)
 		}
-		mounts = append(mounts, runtime.Mount{Source: script, Dest: script, ReadOnly: true})
-		if args, err = scriptArgs(j.Script, j.Shell, script); err != nil {
+		seen := path.Join(jobFilesDir, scriptFile)
+		mounts = append(mounts, runtime.Mount{Source: script, Dest: seen, ReadOnly: true})
+		if args, err = scriptArgs(j.Script, j.Shell, seen); err != nil {
 			return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
 		}
 	}
@@ -127,7 +133,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		GID:     j.Owner.GID,
 		Groups:  j.Owner.Groups,
 		Args:    args,
-		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: nodeFile, CheckpointDir: ckpt, GPUs: gpus, Clients: in.Clients, Home: home(in.Home, j)}),
+		Env:     buildEnv(o, jobEnv{Node: in.Node, NodeFile: path.Join(jobFilesDir, nodeFileName), CheckpointDir: ckpt, GPUs: gpus, Clients: in.Clients, Home: home(in.Home, j)}),
 		WorkDir: j.WorkDir,
 		Stdout:  j.Stdout,
 		Stderr:  j.Stderr,

@@ -60,7 +60,7 @@ func TestPrepareSpec(t *testing.T) {
 			edit: func(o *api.StartOrder) { o.GPUs = []int{2, 0} },
 			check: func(t *testing.T, dir string, o *api.StartOrder, args, devices []string) {
 				script := filepath.Join(dir, "jobs", "5.lab", scriptFile)
-				if !slices.Equal(args, []string{"/bin/sh", script}) {
+				if !slices.Equal(args, []string{"/bin/sh", "/run/sharq/job/script"}) {
 					t.Errorf("args %q", args)
 				}
 				if b, _ := os.ReadFile(script); string(b) != "echo hi\n" {
@@ -141,11 +141,18 @@ func TestPrepareSpec(t *testing.T) {
 				t.Errorf("checkpoint dir mode %v owner %d:%d, want 0700 1000:1001", fi.Mode().Perm(), st.Uid, st.Gid)
 			}
 			env := envMap(spec.Env)
-			if env["PBS_NODEFILE"] != nodeFile || env["SHARQ_CHECKPOINT_DIR"] != ckpt {
+			if env["PBS_NODEFILE"] != "/run/sharq/job/nodefile" || env["SHARQ_CHECKPOINT_DIR"] != ckpt {
 				t.Errorf("PBS_NODEFILE %q SHARQ_CHECKPOINT_DIR %q", env["PBS_NODEFILE"], env["SHARQ_CHECKPOINT_DIR"])
 			}
+			// The job's own files are seen in /run/sharq/job (sharqd's state
+			// directory is not theirs to pass through); the rest at their
+			// host paths.
 			for _, m := range spec.Mounts {
-				if m.Source != m.Dest {
+				if filepath.Dir(m.Source) == filepath.Dir(nodeFile) {
+					if m.Dest != "/run/sharq/job/"+filepath.Base(m.Source) {
+						t.Errorf("mount %+v: the job's own file not in /run/sharq/job", m)
+					}
+				} else if m.Dest != m.Source {
 					t.Errorf("mount %+v not at its host path", m)
 				}
 				if m.ReadOnly == (m.Source == ckpt) {

@@ -22,8 +22,8 @@ func DefaultStateDir(node string) string {
 //
 //	<dir>/lock                     held (flock) while a sharqd runs for the node
 //	<dir>/jobs/<job id>/state.json the run's jobRecord
-//	<dir>/jobs/<job id>/script     the job's script, bind-mounted read-only
-//	<dir>/jobs/<job id>/nodefile   PBS_NODEFILE, bind-mounted read-only
+//	<dir>/jobs/<job id>/script     the job's script, seen read-only at /run/sharq/job/script
+//	<dir>/jobs/<job id>/nodefile   PBS_NODEFILE, seen read-only at /run/sharq/job/nodefile
 const (
 	lockFile   = "lock"
 	jobsDir    = "jobs"
@@ -56,7 +56,7 @@ func (s store) save(r *jobRecord) error {
 	if err != nil {
 		return fmt.Errorf("job %s: state: %w", r.JobID, err)
 	}
-	if err := os.MkdirAll(s.jobDir(r.JobID), 0o755); err != nil {
+	if err := os.MkdirAll(s.jobDir(r.JobID), 0o700); err != nil {
 		return fmt.Errorf("job %s: state: %w", r.JobID, err)
 	}
 	if err := writeFileAtomic(filepath.Join(s.jobDir(r.JobID), recordFile), b, 0o600); err != nil {
