@@ -200,3 +200,34 @@ func (s *Scheduler) sortedIDs() []JobID {
 	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
 	return ids
 }
+
+// reasonsTruthful checks, after a pass, the reasons about free room
+// (issue 13 item 7): a queued job said to wait for Resources is not one whose
+// GPUs are free in total but split across nodes (that is Fragmented), a job
+// said to be Fragmented has no nomination, and a nomination's job says
+// ReclaimingForFit exactly when it was made for fragmentation.
+func (s *Scheduler) reasonsTruthful() error {
+	for _, j := range s.sortedJobs() {
+		if j.state != Pending {
+			continue
+		}
+		if j.nom != nil {
+			if j.reason != j.nom.reason() {
+				return fmt.Errorf("job %s: nominated, reason %v, want %v", j.ID, j.reason, j.nom.reason())
+			}
+			continue
+		}
+		switch j.reason {
+		case ReasonFragmented:
+			if j.total() == 0 {
+				return fmt.Errorf("job %s: Fragmented with no GPUs", j.ID)
+			}
+		case ReasonResources:
+			p := j.share.part
+			if p != nil && j.inReady && !p.accounts && s.fragmented(p, j) {
+				return fmt.Errorf("job %s: Resources, but %d GPUs are free for its %d (split across nodes)", j.ID, p.freeAvail, j.total())
+			}
+		}
+	}
+	return nil
+}

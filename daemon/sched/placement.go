@@ -94,6 +94,9 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 // blocked.
 func (s *Scheduler) shortOf(p *partition, j *job) Reason {
 	if !p.accounts {
+		if s.fragmented(p, j) {
+			return ReasonFragmented
+		}
 		return ReasonResources
 	}
 	gpu, cpu, mem := 0, 0, 0
@@ -111,6 +114,9 @@ func (s *Scheduler) shortOf(p *partition, j *job) Reason {
 	}
 	switch {
 	case gpu < j.Nodes:
+		if s.fragmented(p, j) {
+			return ReasonFragmented
+		}
 		return ReasonResources
 	case cpu < j.Nodes:
 		return ReasonCPUs
@@ -118,6 +124,29 @@ func (s *Scheduler) shortOf(p *partition, j *job) Reason {
 		return ReasonMemory
 	}
 	return ReasonResources
+}
+
+// fragmented says whether the free GPUs of p's usable nodes hold j in
+// total but too few nodes have its GPUs per node free (issue 13 item 7:
+// qstat then says Fragmented, not Resources). Without labels it reads the
+// free-count buckets, O(GPUs per node); with labels it looks at every node.
+func (s *Scheduler) fragmented(p *partition, j *job) bool {
+	if j.total() == 0 || p.freeAvail < j.total() {
+		return false
+	}
+	fit := 0
+	if len(j.Labels) == 0 {
+		for f := j.GPUsPerNode; f <= p.maxGPUs; f++ {
+			fit += p.bucketN[f]
+		}
+	} else {
+		for _, n := range p.nodes {
+			if n.usable() && n.free >= j.GPUsPerNode && n.hasLabels(j) {
+				fit++
+			}
+		}
+	}
+	return fit < j.Nodes
 }
 
 // recountAccounts notes whether any node of p accounts CPUs or memory.

@@ -100,6 +100,7 @@ type search struct {
 	by     map[*share]int // GPUs taken from each share
 	sel    []int          // taken candidates, in the order taken
 	chosen []*node
+	forFit bool // free GPUs hold the job in total, not on its nodes
 }
 
 type cost struct {
@@ -336,6 +337,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		// Free GPUs hold the job; only the pool rule asks for victims.
 		se.chosen = nodes
 	} else {
+		// Fragmentation (issue 13 item 7): the victims are needed only
+		// because the free GPUs are split across nodes.
+		se.forFit = p.freeAvail >= j.total()
 		var nodes []*node
 		if j.Nodes == 1 {
 			for n := range byNode {
@@ -412,7 +416,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 // SIGTERM (Plan.Preempts).
 func (s *Scheduler) nominate(se *search) bool {
 	j, p, sh := se.j, se.p, se.sh
-	nm := &nomination{j: j, part: p}
+	nm := &nomination{j: j, part: p, forFit: se.forFit}
 	waits := false // on GPUs of jobs already leaving
 	for _, n := range se.chosen {
 		avail := n.valid.andNot(n.held).andNot(n.nominated).or(n.leaving.andNot(n.nominated))
@@ -468,6 +472,6 @@ func (s *Scheduler) nominate(se *search) bool {
 	j.nom = nm
 	p.noms = append(p.noms, nm)
 	s.queueRemove(j)
-	s.setReason(j, ReasonPreempting)
+	s.setReason(j, nm.reason())
 	return true
 }

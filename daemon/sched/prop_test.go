@@ -78,6 +78,9 @@ func (w *world) schedule() Plan {
 		}
 	}
 	w.check(p)
+	if err := w.s.reasonsTruthful(); err != nil {
+		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
+	}
 	return p
 }
 

@@ -25,6 +25,8 @@ const (
 	ReasonCPUs                       // enough free GPUs, but no node has the CPUs it counts free
 	ReasonMemory                     // enough free GPUs and CPUs, but no node has its memory free
 	ReasonQuotaLimit                 // more GPUs than its share can ever hold (quota plus borrow limit)
+	ReasonFragmented                 // enough GPUs free in total, but split across nodes: too few nodes hold its GPUs per node
+	ReasonReclaimingForFit           // like ReasonPreempting, but free GPUs hold it in total: victims leave so that its nodes fit
 	numReasons
 )
 
@@ -49,6 +51,8 @@ var reasonNames = [numReasons]string{
 	ReasonCPUs:                "InsufficientCPUs",
 	ReasonMemory:              "InsufficientMemory",
 	ReasonQuotaLimit:          "QuotaLimitExceeded",
+	ReasonFragmented:          "Fragmented",
+	ReasonReclaimingForFit:    "ReclaimingForFit",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

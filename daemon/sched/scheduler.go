@@ -192,7 +192,7 @@ func (s *Scheduler) refresh(j *job) {
 	}
 	if j.nom != nil {
 		s.queueRemove(j)
-		s.setReason(j, ReasonPreempting)
+		s.setReason(j, j.nom.reason())
 		return
 	}
 	if r := waitReason(j); r != ReasonNone {

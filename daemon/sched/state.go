@@ -350,6 +350,15 @@ type nomination struct {
 	allocs  []Alloc
 	nodes   []*node
 	victims []*job // the jobs preempted for it that have not exited
+	forFit  bool   // free GPUs held it in total when it was made (issue 13 item 7)
+}
+
+// reason is what its job says while it waits.
+func (nm *nomination) reason() Reason {
+	if nm.forFit {
+		return ReasonReclaimingForFit
+	}
+	return ReasonPreempting
 }
 
 // hasLabels says whether n carries every label j selects.
