@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -111,45 +110,14 @@ func LoadActions(path string) ([]Action, error) {
 // MaxRowErrors, in a *TraceError. Actions come back in file order; an
 // empty file (a header only) is valid.
 func DecodeActions(r io.Reader) ([]Action, error) {
-	in, err := OpenMaybeGzip(r)
-	if err != nil {
-		return nil, err
-	}
-	cr := csv.NewReader(in)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-
 	var errs rowErrors
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: no header line", ErrBadHeader)
-	}
+	cr, header, err := openTable(r, &errs)
 	if err != nil {
-		errs.add(csvLine(err), "", fmt.Errorf("%w: %v", ErrSyntax, err))
-		return nil, errs.err("")
-	}
-	headerLine, _ := cr.FieldPos(0)
-	idx := map[string]int{colActAt: -1, colActKind: -1, colActTarget: -1, colActValue: -1}
-	for i, name := range header {
-		name = strings.TrimSpace(strings.TrimPrefix(name, "\uFEFF"))
-		pos, known := idx[name]
-		switch {
-		case !known:
-			errs.add(headerLine, name, fmt.Errorf("%w: unknown column %q", ErrBadHeader, name))
-		case pos >= 0:
-			errs.add(headerLine, name, fmt.Errorf("%w: column %q twice", ErrBadHeader, name))
-		default:
-			idx[name] = i
-		}
-	}
-	for _, c := range []string{colActAt, colActKind, colActTarget} {
-		if idx[c] < 0 {
-			errs.add(headerLine, c, ErrMissingColumn)
-		}
-	}
-	if err := errs.err(""); err != nil {
 		return nil, err
+	}
+	idx, ok := parseHeader(header, cr, []string{colActAt, colActKind, colActTarget}, []string{colActValue}, &errs)
+	if !ok {
+		return nil, errs.err("")
 	}
 	ncols := len(header)
 

@@ -107,26 +107,12 @@ func OpenMaybeGzip(r io.Reader) (io.Reader, error) {
 // reported, up to MaxRowErrors, in a *TraceError. Jobs come back in file
 // order.
 func DecodeTrace(r io.Reader) ([]TraceJob, error) {
-	in, err := OpenMaybeGzip(r)
+	var errs rowErrors
+	cr, header, err := openTable(r, &errs)
 	if err != nil {
 		return nil, err
 	}
-	cr := csv.NewReader(in)
-	cr.Comment = '#'
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-
-	var errs rowErrors
-	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: no header line", ErrBadHeader)
-	}
-	if err != nil {
-		errs.add(csvLine(err), "", fmt.Errorf("%w: %v", ErrSyntax, err))
-		return nil, errs.err("")
-	}
-	headerLine, _ := cr.FieldPos(0)
-	idx, ok := parseHeader(header, headerLine, &errs)
+	idx, ok := parseHeader(header, cr, requiredColumns, optionalColumns, &errs)
 	if !ok {
 		return nil, errs.err("")
 	}
@@ -186,12 +172,37 @@ func csvLine(err error) int {
 // columnIndex maps each known column to its field index, -1 when absent.
 type columnIndex map[string]int
 
-func parseHeader(header []string, line int, errs *rowErrors) (columnIndex, bool) {
+// openTable opens a CSV table of the simulator's (a trace or an actions
+// file, gzipped or not; '#' starts a comment) and reads its header line.
+func openTable(r io.Reader, errs *rowErrors) (*csv.Reader, []string, error) {
+	in, err := OpenMaybeGzip(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	cr := csv.NewReader(in)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, nil, fmt.Errorf("%w: no header line", ErrBadHeader)
+	}
+	if err != nil {
+		errs.add(csvLine(err), "", fmt.Errorf("%w: %v", ErrSyntax, err))
+		return nil, nil, errs.err("")
+	}
+	return cr, header, nil
+}
+
+// parseHeader indexes the header line cr has just read: every name must be
+// one of required or optional, none twice, every required one present.
+func parseHeader(header []string, cr *csv.Reader, required, optional []string, errs *rowErrors) (columnIndex, bool) {
+	line, _ := cr.FieldPos(0)
 	idx := make(columnIndex)
-	for _, c := range requiredColumns {
+	for _, c := range required {
 		idx[c] = -1
 	}
-	for _, c := range optionalColumns {
+	for _, c := range optional {
 		idx[c] = -1
 	}
 	ok := true
@@ -209,7 +220,7 @@ func parseHeader(header []string, line int, errs *rowErrors) (columnIndex, bool)
 			idx[name] = i
 		}
 	}
-	for _, c := range requiredColumns {
+	for _, c := range required {
 		if idx[c] < 0 {
 			errs.add(line, c, ErrMissingColumn)
 			ok = false
