@@ -25,20 +25,7 @@ import (
 	"sharq/internal/munged"
 )
 
-func startMunged(t *testing.T) *munged.Daemon {
-	t.Helper()
-	dir := t.TempDir()
-	key := filepath.Join(dir, "key")
-	if err := munged.NewKey(key); err != nil {
-		t.Fatal(err)
-	}
-	d, err := munged.Start(context.Background(), filepath.Join(dir, "m"), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
-	return d
-}
+func startMunged(t *testing.T) *munged.Daemon { return munged.ForTest(t, "") }
 
 // tcpServer is the controller's side of the TCP client port, cut down: it
 // checks the credential against the request line with the real munged and

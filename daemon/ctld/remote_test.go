@@ -2,10 +2,8 @@ package ctld
 
 import (
 	"bytes"
-	"context"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,22 +18,7 @@ import (
 const remoteUID = 4242
 
 // startMunged runs a munged for t with key ("" = a fresh key).
-func startMunged(t testing.TB, key string) *munged.Daemon {
-	t.Helper()
-	dir := t.TempDir()
-	if key == "" {
-		key = filepath.Join(dir, "key")
-		if err := munged.NewKey(key); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := munged.Start(context.Background(), filepath.Join(dir, "m"), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
-	return d
-}
+func startMunged(t testing.TB, key string) *munged.Daemon { return munged.ForTest(t, key) }
 
 // credentialAs asks the munged at socket for a credential with payload,
 // from a process running as uid (the munge command: munged takes the uid

@@ -15,22 +15,7 @@ import (
 )
 
 // start runs a munged with a fresh key (or key, when given) for t.
-func start(t testing.TB, key string) *munged.Daemon {
-	t.Helper()
-	dir := t.TempDir()
-	if key == "" {
-		key = filepath.Join(dir, "etc", "munge.key")
-		if err := munged.NewKey(key); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := munged.Start(context.Background(), filepath.Join(dir, "m"), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Stop)
-	return d
-}
+func start(t testing.TB, key string) *munged.Daemon { return munged.ForTest(t, key) }
 
 func TestRoundTrip(t *testing.T) {
 	d := start(t, "")
