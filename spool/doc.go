@@ -1,7 +1,7 @@
 // Package spool is sharqctld's crash-safe job store.
 //
-// The controller keeps every job as an opaque [Record] (its api.Job marshalled
-// to JSON) in a [Spool]. [Bolt] is the on-disk implementation: one bbolt file,
+// The controller keeps every job as an opaque [Record] (its own versioned
+// JSON, daemon/ctld/record.go) in a [Spool]. [Bolt] is the on-disk implementation: one bbolt file,
 // spool_dir/jobs.db, held under an exclusive flock so that two controllers
 // cannot share a spool; [Memory] is the in-memory one for sharq-sim and tests.
 // Both pass the conformance suite in package spooltest.

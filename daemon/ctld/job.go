@@ -1,8 +1,6 @@
 package ctld
 
 import (
-	"encoding/json"
-	"fmt"
 	"strings"
 	"time"
 
@@ -30,7 +28,7 @@ type part struct {
 
 // record encodes the job for the spool.
 func (j *job) record() (spool.Record, error) {
-	b, err := json.Marshal(&j.Job)
+	b, err := encodeRecord(&j.Job)
 	if err != nil {
 		return spool.Record{}, err
 	}
@@ -43,11 +41,11 @@ func (j *job) record() (spool.Record, error) {
 
 // decodeJob reads a spool record.
 func decodeJob(r spool.Record) (*job, error) {
-	j := &job{}
-	if err := json.Unmarshal(r.Data, &j.Job); err != nil {
-		return nil, fmt.Errorf("job %s: corrupt spool record: %w", r.ID, err)
+	aj, err := decodeRecord(r.ID, r.Data)
+	if err != nil {
+		return nil, err
 	}
-	return j, nil
+	return &job{Job: aj}, nil
 }
 
 func (j *job) history(now time.Time, what string) {
