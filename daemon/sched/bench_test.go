@@ -205,3 +205,49 @@ func BenchmarkArray(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMultiNodePreempt: the pass in which a 4-node x 8-GPU owner job
+// reclaims GPUs on 1,000 nodes x 8 GPUs filled by borrowers, half of them
+// spanning 2 nodes (the node-by-node search plus the seeded ones, issue 13
+// item 5).
+func BenchmarkMultiNodePreempt(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}}
+		for k := 0; k < 1000; k++ {
+			cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", k), Partition: "p", GPUs: 8})
+		}
+		cfg.Shares = []Share{
+			{Name: "own", Partition: "p", GPUs: 800, Strategy: Lend},
+			{Name: "lab", Partition: "p", GPUs: 0, Strategy: LendAndBorrow, BorrowLimit: Unlimited},
+		}
+		s, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range cfg.Nodes {
+			if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+		for k := 0; k < 1334; k++ {
+			nodes := 1 + k%2
+			if err := s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("b%d", k)), Share: "lab", Seq: uint64(k + 1), Nodes: nodes, GPUsPerNode: 4}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.Schedule(now)
+		if err := s.Apply(Submitted{Job: Job{ID: "o", Share: "own", Seq: 9999, Priority: 1, Nodes: 4, GPUsPerNode: 8}}); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		b.StartTimer()
+		p := s.Schedule(now.Add(time.Second))
+		b.StopTimer()
+		if len(p.Preempts) == 0 {
+			b.Fatal("no preemption")
+		}
+		b.StartTimer()
+	}
+}

@@ -42,7 +42,10 @@ import "sort"
 // wins: fewest in-share victims, then lowest highest victim priority, fewest
 // victims, fewest GPUs, fewest earlier preemptions of its victims, victims
 // earliest in victim order, node order. For N nodes the best node is chosen
-// N times in a row. More victims are then added in victim order only if the
+// N times in a row; since that is greedy (a victim spanning several nodes
+// frees them all at once), each of the first maxSeeds candidates that
+// spans several nodes also seeds such a search with it taken, and the
+// cheapest whole victim set (the same cost, over all nodes) wins. More victims are then added in victim order only if the
 // quota or pool rules need them, and a last put-back pass in reverse order
 // drops every victim the result does not need. All or nothing.
 //
@@ -170,16 +173,14 @@ func (se *search) room(n *node) (int, int, int64) {
 	if n.mem > 0 {
 		mem = n.mem - (n.usedMem - n.leaveMem) - n.nomMem
 	}
-	for i, t := range se.taken {
-		if t {
-			dg, dc, dm := gpusOn(se.cands[i], n)
-			g += dg
-			if cpu >= 0 {
-				cpu += dc
-			}
-			if mem >= 0 {
-				mem += dm
-			}
+	for _, i := range se.sel { // the victims taken so far
+		dg, dc, dm := gpusOn(se.cands[i], n)
+		g += dg
+		if cpu >= 0 {
+			cpu += dc
+		}
+		if mem >= 0 {
+			mem += dm
 		}
 	}
 	return g, cpu, mem
@@ -322,7 +323,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		}
 		return x.ID < y.ID
 	})
-	se := &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}}
+	newSearch := func() *search {
+		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}}
+	}
 
 	// Candidates per node, in victim order.
 	byNode := map[*node][]int{}
@@ -333,56 +336,132 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 			}
 		}
 	}
+	se := newSearch()
 	if _, nodes, ok := s.place(p, j); ok {
 		// Free GPUs hold the job; only the pool rule asks for victims.
 		se.chosen = nodes
-	} else {
-		// Fragmentation (issue 13 item 7): the victims are needed only
-		// because the free GPUs are split across nodes.
-		se.forFit = p.freeAvail >= j.total()
-		var nodes []*node
-		if j.Nodes == 1 {
-			for n := range byNode {
-				nodes = append(nodes, n)
-			}
-			if p.spare > 0 {
-				for _, n := range p.nodes {
-					if n.spare > 0 && n.usable() && byNode[n] == nil {
-						nodes = append(nodes, n)
-					}
-				}
-			}
-		} else {
+		if !se.complete() {
+			return false
+		}
+		return s.nominate(se)
+	}
+	// Fragmentation (issue 13 item 7): the victims are needed only
+	// because the free GPUs are split across nodes.
+	forFit := p.freeAvail >= j.total()
+	var nodes []*node
+	if j.Nodes == 1 {
+		for n := range byNode {
+			nodes = append(nodes, n)
+		}
+		if p.spare > 0 {
 			for _, n := range p.nodes {
-				if n.usable() {
+				if n.spare > 0 && n.usable() && byNode[n] == nil {
 					nodes = append(nodes, n)
 				}
 			}
 		}
-		sort.Slice(nodes, func(a, b int) bool { return nodes[a].pidx < nodes[b].pidx })
-		for len(se.chosen) < j.Nodes {
-			var best *node
-			var bestCost cost
-			var bestSel []int
-			for _, n := range nodes {
-				if containsNode(se.chosen, n) || !n.fitsDeclared(j) {
-					continue
-				}
-				c, local, ok := se.evalNode(n, byNode[n])
-				if ok && (best == nil || c.less(bestCost)) {
-					best, bestCost, bestSel = n, c, local
-				}
+	} else {
+		for _, n := range p.nodes {
+			if n.usable() {
+				nodes = append(nodes, n)
 			}
-			if best == nil {
-				return false
-			}
-			for _, i := range bestSel {
-				se.take(i)
-				se.sel = append(se.sel, i)
-			}
-			se.chosen = append(se.chosen, best)
 		}
 	}
+	sort.Slice(nodes, func(a, b int) bool { return nodes[a].pidx < nodes[b].pidx })
+	var best *search
+	if se.pickNodes(nodes, byNode) && se.complete() {
+		best = se
+	}
+	if j.Nodes > 1 {
+		// Node by node is greedy: a victim that spans several nodes frees
+		// them all at once, which the first pick does not see (issue 13
+		// item 5). Each such candidate (the first maxSeeds in victim
+		// order) seeds another search; the cheapest whole set wins.
+		seeds := 0
+		for i, v := range cands {
+			if seeds >= maxSeeds {
+				break
+			}
+			if len(v.anodes) < 2 || !se.canTakeFresh(i) {
+				continue
+			}
+			seeds++
+			alt := newSearch()
+			alt.take(i)
+			alt.sel = append(alt.sel, i)
+			if alt.pickNodes(nodes, byNode) && alt.complete() && (best == nil || alt.setCost().less(best.setCost())) {
+				best = alt
+			}
+		}
+	}
+	if best == nil {
+		return false
+	}
+	best.forFit = forFit
+	return s.nominate(best)
+}
+
+// maxSeeds bounds the extra searches of a multi-node preemptor (one per
+// candidate victim spanning several nodes).
+const maxSeeds = 8
+
+// canTakeFresh is canTake for a search with nothing taken yet.
+func (se *search) canTakeFresh(i int) bool {
+	v := se.cands[i]
+	return v.share == se.sh || v.share.eff() > v.share.quota()
+}
+
+// pickNodes chooses the job's nodes, the cheapest node (victims beyond
+// those taken) each time; false when too few nodes can hold it.
+func (se *search) pickNodes(nodes []*node, byNode map[*node][]int) bool {
+	j := se.j
+	for len(se.chosen) < j.Nodes {
+		var best *node
+		var bestCost cost
+		var bestSel []int
+		for _, n := range nodes {
+			if containsNode(se.chosen, n) || !n.fitsDeclared(j) {
+				continue
+			}
+			c, local, ok := se.evalNode(n, byNode[n])
+			if ok && (best == nil || c.less(bestCost)) {
+				best, bestCost, bestSel = n, c, local
+			}
+		}
+		if best == nil {
+			return false
+		}
+		for _, i := range bestSel {
+			se.take(i)
+			se.sel = append(se.sel, i)
+		}
+		se.chosen = append(se.chosen, best)
+	}
+	return true
+}
+
+// setCost is the cost of the whole selection (node order does not count).
+func (se *search) setCost() cost {
+	c := cost{maxPrio: -1}
+	for _, i := range se.sel {
+		v := se.cands[i]
+		if v.share == se.sh {
+			c.inShare++
+		}
+		c.maxPrio = max(c.maxPrio, v.Priority)
+		c.count++
+		c.gpus += v.gpuN
+		c.prior += v.Preemptions
+		c.rank = max(c.rank, i)
+	}
+	return c
+}
+
+// complete adds victims the quota and pool rules need, in victim order,
+// then puts back, in reverse order, every victim the result does not
+// need; false when the rules cannot be met.
+func (se *search) complete() bool {
+	cands := se.cands
 	// Quota and pool rules.
 	for !se.finalOK() {
 		found := false
@@ -409,7 +488,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		se.take(i)
 		se.sel = append(se.sel[:k], append([]int{i}, se.sel[k:]...)...)
 	}
-	return s.nominate(se)
+	return true
 }
 
 // nominate reserves the chosen GPUs for the job and sends its victims
