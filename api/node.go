@@ -45,6 +45,11 @@ type NodeMsg struct {
 	// revision; 0 for a single controller on bbolt). A node refuses
 	// messages from an epoch below the highest it has seen.
 	Epoch int64 `json:"epoch,omitempty"`
+	// NotLeader (welcome): the controller is a follower of an HA cluster
+	// and refuses the node; Leader is the leader's node address ("" when
+	// none is known), which the node dials next.
+	NotLeader bool   `json:"not_leader,omitempty"`
+	Leader    string `json:"leader,omitempty"`
 }
 
 // GPU is one GPU a node reports.

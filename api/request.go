@@ -145,6 +145,10 @@ const (
 	CodeInvalidState = "invalid_state"
 	CodeConfig       = "config_error"
 	CodeInternal     = "internal"
+	// CodeNotLeader: the controller asked is a follower of an HA cluster;
+	// Error.Leader is the leader's client address ("" while none leads),
+	// where the client sends the same request again.
+	CodeNotLeader = "not_leader"
 )
 
 // Error is a request failure.
@@ -152,6 +156,9 @@ type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	ID      string `json:"id,omitempty"`
+	// Leader is set with CodeNotLeader: the current leader's TCP client
+	// address, "" when none is known.
+	Leader string `json:"leader,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"sharq/api"
 	"sharq/conf"
@@ -27,6 +28,11 @@ type Target struct {
 	// filled in per server.
 	TLS         *tls.Config
 	MungeSocket string // the local munged ("" = libmunge's default)
+	// AnswerTimeout bounds the wait for one server's answer when another
+	// server is left to try (every request but OpWait, which waits for a
+	// job's end): a paused or cut-off controller is left for the next.
+	// 0 = DefaultAnswerTimeout; SHARQ_SERVER_TIMEOUT sets it (Locate).
+	AnswerTimeout time.Duration
 	// From says what chose this target, for error messages:
 	// "SHARQ_SERVER", "SHARQ_SOCKET", a configuration file, or "default".
 	From string
@@ -88,6 +94,13 @@ func Locate(getenv func(string) string) (Target, error) {
 		return nil
 	}
 	t := Target{MungeSocket: getenv("SHARQ_MUNGE_SOCKET")}
+	if v := getenv("SHARQ_SERVER_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return t, fmt.Errorf("%w: SHARQ_SERVER_TIMEOUT=%q: want a positive duration such as 10s", ErrConfig, v)
+		}
+		t.AnswerTimeout = d
+	}
 	switch servers := getenv("SHARQ_SERVER"); {
 	case servers != "":
 		t.From = "SHARQ_SERVER"

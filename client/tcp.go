@@ -6,16 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
+	"time"
 
 	"sharq/api"
 	"sharq/internal/munge"
 )
 
-// callTCP sends req to the first of t.Servers that accepts a connection,
-// after a Credential line from the local munged that binds it to the
-// request's bytes. A server that refuses the connection is skipped; once
-// the request is sent there is no retry (a submit is not idempotent).
+// DefaultAnswerTimeout is Target.AnswerTimeout's default: above the
+// default etcd session TTL (5 s), so a paused leader has been replaced
+// (and is fenced) by the time the client asks the next controller.
+const DefaultAnswerTimeout = 10 * time.Second
+
+// MaxRedirects bounds how many "not the leader" answers one call follows.
+const MaxRedirects = 3
+
+// callTCP sends req, after a Credential line from the local munged that
+// binds it to the request's bytes, to t.Servers in order. It moves on to
+// the next server when one refuses the connection, does not answer within
+// t.AnswerTimeout, or answers CodeNotLeader (a follower of an HA cluster;
+// the leader it names is tried next, at most MaxRedirects times). Any
+// other answer, or a connection that breaks after the request was sent,
+// ends the call: a submit is not idempotent. A request left unanswered
+// by a paused leader cannot commit later: every write is fenced.
 func (t Target) callTCP(ctx context.Context, req api.Request) (*api.Response, error) {
 	line, err := encodeLine(req)
 	if err != nil {
@@ -38,8 +52,15 @@ func (t Target) callTCP(ctx context.Context, req api.Request) (*api.Response, er
 	}
 	out = append(out, line...)
 
+	wait := t.AnswerTimeout
+	if wait <= 0 {
+		wait = DefaultAnswerTimeout
+	}
+	queue := append([]string(nil), t.Servers...)
+	redirects := 0
 	var failures []string
-	for _, addr := range t.Servers {
+	for i := 0; i < len(queue); i++ {
+		addr := queue[i]
 		conn, err := t.dial(ctx, addr)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -50,8 +71,27 @@ func (t Target) callTCP(ctx context.Context, req api.Request) (*api.Response, er
 		}
 		one := t
 		one.Servers = []string{addr}
-		resp, err := one.exchange(ctx, conn, req.Op, out)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if req.Op != api.OpWait && (len(queue) > 1 || i > 0) {
+			actx, cancel = context.WithTimeout(ctx, wait)
+		}
+		resp, err := one.exchange(actx, conn, req.Op, out)
+		timedOut := err != nil && ctx.Err() == nil && actx.Err() != nil
+		cancel()
 		conn.Close()
+		var ae *api.Error
+		switch {
+		case timedOut:
+			failures = append(failures, fmt.Sprintf("%s: no answer within %v", addr, wait))
+			continue
+		case errors.As(err, &ae) && ae.Code == api.CodeNotLeader:
+			failures = append(failures, fmt.Sprintf("%s: %s", addr, ae.Message))
+			if ae.Leader != "" && redirects < MaxRedirects {
+				redirects++
+				queue = slices.Insert(queue, i+1, ae.Leader)
+			}
+			continue
+		}
 		return resp, err
 	}
 	return nil, fmt.Errorf("%w at %s: %s (is it running, is the port open? %s)", ErrUnreachable, t.Transport(),

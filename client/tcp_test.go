@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -73,6 +74,74 @@ func tcpServer(t *testing.T, mungeSocket string, cfg *tls.Config) string {
 	return ln.Addr().String()
 }
 
+// silentServer accepts connections and reads, but never answers, as a
+// SIGSTOPped controller does (the kernel accepts for it).
+func silentServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); io.Copy(io.Discard, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// followerServer answers every request as a follower controller does:
+// CodeNotLeader naming leader ("" = none known).
+func followerServer(t *testing.T, leader string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go serveFollower(ln, func() string { return leader })
+	return ln.Addr().String()
+}
+
+// selfFollower is a follower that names itself as the leader.
+func selfFollower(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	addr := ln.Addr().String()
+	go serveFollower(ln, func() string { return addr })
+	return addr
+}
+
+func serveFollower(ln net.Listener, leader func() string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			dec := api.NewDecoder(c)
+			if _, err := dec.ReadLine(); err != nil {
+				return
+			}
+			if _, err := dec.ReadLine(); err != nil {
+				return
+			}
+			api.WriteResponse(c, &api.Response{V: api.Version, Error: &api.Error{Code: api.CodeNotLeader,
+				Message: "the leader is at " + leader(), Leader: leader()}})
+		}()
+	}
+}
+
 // closedAddr is an address nothing listens on.
 func closedAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -88,6 +157,9 @@ func TestCallTCP(t *testing.T) {
 	m := startMunged(t)
 	addr := tcpServer(t, m.Socket, nil)
 	down := closedAddr(t)
+	silent := silentServer(t)
+	toAddr, noLeader, toSilent := followerServer(t, addr), followerServer(t, ""), followerServer(t, silent)
+	loop := selfFollower(t)
 	ctx := context.Background()
 	req := api.Request{Op: api.OpDelete, IDs: []string{"7.lab"}}
 
@@ -101,6 +173,18 @@ func TestCallTCP(t *testing.T) {
 		{"first down, second answers", Target{Servers: []string{down, addr}, MungeSocket: m.Socket}, nil, nil},
 		{"all down", Target{Servers: []string{down, down}, MungeSocket: m.Socket, From: "SHARQ_SERVER"}, ErrUnreachable,
 			[]string{"cannot reach sharqctld at TCP " + down + "," + down, "connection refused", "chosen by SHARQ_SERVER"}},
+		{"silent first (a paused leader), second answers", Target{Servers: []string{silent, addr}, MungeSocket: m.Socket,
+			AnswerTimeout: 200 * time.Millisecond}, nil, nil},
+		{"only a follower: its leader answers", Target{Servers: []string{toAddr}, MungeSocket: m.Socket}, nil, nil},
+		{"follower that knows no leader, next server", Target{Servers: []string{noLeader, addr}, MungeSocket: m.Socket}, nil, nil},
+		{"follower naming a silent leader, next server", Target{Servers: []string{toSilent, addr}, MungeSocket: m.Socket,
+			AnswerTimeout: 200 * time.Millisecond}, nil, nil},
+		{"redirects are bounded", Target{Servers: []string{loop}, MungeSocket: m.Socket}, ErrUnreachable,
+			// One try, then MaxRedirects redirects, then nothing more.
+			[]string{"at TCP " + loop + ": " + strings.Repeat(loop+": the leader is at "+loop+"; ", MaxRedirects) +
+				loop + ": the leader is at " + loop + " (is it running"}},
+		{"all silent", Target{Servers: []string{silent, silent}, MungeSocket: m.Socket, AnswerTimeout: 100 * time.Millisecond},
+			ErrUnreachable, []string{silent + ": no answer within 100ms; " + silent + ": no answer within 100ms"}},
 		{"no munged", Target{Servers: []string{addr}, MungeSocket: filepath.Join(t.TempDir(), "none")}, ErrCredential,
 			[]string{"cannot get a MUNGE credential for TCP " + addr, "is munged running on this host?"}},
 	}

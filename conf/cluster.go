@@ -228,6 +228,16 @@ func controllerFor(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
+// ClientAddress is the address client commands on other hosts dial to
+// reach this controller: controller's host at client_listen's port; ""
+// without a client port.
+func (c *Cluster) ClientAddress() string {
+	if c.ClientListen == "" {
+		return ""
+	}
+	return serverFor(c.Controller, c.ClientListen)
+}
+
 // serverFor is an address client commands dial when servers is not set:
 // the host node daemons dial (each of controllers) at client_listen's port.
 func serverFor(controller, clientListen string) string {

@@ -56,6 +56,9 @@ type Controller struct {
 	// election, and every spool write is fenced with lead.
 	lead *leader.Leader
 	etcd *clientv3.Client
+	// front serves the node and client ports from before the campaign
+	// (HA only; nil otherwise).
+	front *front
 	// electionPrefix and nodeAddr are fixed at New (show controllers reads
 	// them off the loop).
 	electionPrefix string
@@ -193,13 +196,16 @@ func (c *Controller) Run(ctx context.Context) error {
 	// Every TCP port is bound before the Unix socket appears: whoever
 	// waits for the socket (make up, the tests, systemd's readiness) finds
 	// the node, client and metrics ports accepting too.
-	nl, err := c.listenNodes()
-	if err != nil {
-		return err
+	var nl, tl, ml net.Listener
+	if c.front == nil {
+		var err error
+		if nl, err = c.listenNodes(); err != nil {
+			return err
+		}
+		defer nl.Close()
 	}
-	defer nl.Close()
-	var tl, ml net.Listener
-	if c.cfg.Cluster.ClientListen != "" {
+	var err error
+	if c.front == nil && c.cfg.Cluster.ClientListen != "" {
 		if tl, err = c.listenClientsTCP(); err != nil {
 			return err
 		}
@@ -216,8 +222,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		return err
 	}
 	defer cl.Close()
+	nodesAddr := c.cfg.Cluster.Listen
+	if nl != nil {
+		nodesAddr = nl.Addr().String()
+	}
 	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
-		"nodes", nl.Addr().String(), "jobs", len(c.jobs))
+		"nodes", nodesAddr, "jobs", len(c.jobs))
 
 	// A listener that fails stops the controller with its error (systemd
 	// restarts it); listeners that end because ctx did report nil.
@@ -234,9 +244,14 @@ func (c *Controller) Run(ctx context.Context) error {
 	go listen(func() error {
 		return conns.Serve(ctx, cl, "client", c.log, func(conn net.Conn) { c.serveClient(ctx, conn) })
 	})
-	go listen(func() error {
-		return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
-	})
+	if nl != nil {
+		go listen(func() error {
+			return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
+		})
+	} else {
+		// HA: the ports are open since the campaign; they serve for real now.
+		c.front.start(ctx)
+	}
 	if tl != nil {
 		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
 			"munge_socket", c.cfg.Cluster.MungeSocket)

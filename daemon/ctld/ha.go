@@ -62,25 +62,36 @@ func (c *Controller) campaign(ctx context.Context) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	info := leader.Info{Host: host, PID: os.Getpid(), Nodes: c.cfg.Cluster.Controller, Since: c.now()}
-	c.log.Info("campaigning for leadership", "etcd", e.Endpoints, "prefix", e.Prefix, "ttl", e.SessionTTL)
-	start := time.Now()
-	ld, err := leader.Campaign(ctx, cli, e.Prefix+electionDir, e.SessionTTL, info)
+	info := leader.Info{Host: host, PID: os.Getpid(), Nodes: c.cfg.Cluster.Controller,
+		Clients: c.cfg.Cluster.ClientAddress(), Since: c.now()}
+	c.etcd, c.electionPrefix = cli, e.Prefix+electionDir
+	// While it waits, the controller answers on its ports with the
+	// leader's address (follower.go).
+	f, err := c.openFront()
 	if err != nil {
 		cli.Close()
 		return err
 	}
+	c.log.Info("campaigning for leadership", "etcd", e.Endpoints, "prefix", e.Prefix, "ttl", e.SessionTTL)
+	start := time.Now()
+	ld, err := leader.Campaign(ctx, cli, c.electionPrefix, e.SessionTTL, info)
+	if err != nil {
+		f.close()
+		cli.Close()
+		return err
+	}
+	f.lead()
 	sp, err := etcdspool.Open(ctx, cli, etcdspool.Options{
 		Prefix: e.Prefix + spoolDir, Fence: ld.Fence, Timeout: e.Timeout,
 		MaxTxnOps: e.MaxTxnOps, MaxRequestBytes: int(e.MaxRequestBytes),
 	})
 	if err != nil {
+		f.close()
 		ld.Resign(context.WithoutCancel(ctx))
 		cli.Close()
 		return err
 	}
-	c.etcd, c.lead, c.sp = cli, ld, sp
-	c.electionPrefix = e.Prefix + electionDir
+	c.lead, c.sp, c.front = ld, sp, f
 	c.log.Info("leading", "epoch", ld.Epoch(), "waited", time.Since(start).Round(time.Millisecond))
 	return nil
 }
@@ -88,6 +99,9 @@ func (c *Controller) campaign(ctx context.Context) error {
 // stepDown ends leadership when the controller stops: a graceful stop
 // resigns so that a follower takes over at once.
 func (c *Controller) stepDown(graceful bool) {
+	if c.front != nil {
+		c.front.close()
+	}
 	if c.lead == nil {
 		return
 	}

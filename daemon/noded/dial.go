@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +34,15 @@ const (
 // (an HA cluster) each call tries them in turn, starting after the one the
 // previous call reached, so a node whose leader vanished finds the next.
 func Dialer(c *conf.Cluster) (func(ctx context.Context) (net.Conn, error), error) {
+	r, err := newRotation(c)
+	if err != nil {
+		return nil, err
+	}
+	return r.Dial, nil
+}
+
+// newRotation is Dialer's rotation over the configured controllers.
+func newRotation(c *conf.Cluster) (*rotation, error) {
 	addrs := c.Controllers
 	if len(addrs) == 0 && c.Controller != "" {
 		addrs = []string{c.Controller}
@@ -64,35 +74,60 @@ func Dialer(c *conf.Cluster) (func(ctx context.Context) (net.Conn, error), error
 		}
 		dial = (&tls.Dialer{NetDialer: nd, Config: tc}).DialContext
 	}
-	return rotate(addrs, dial), nil
+	return &rotation{addrs: addrs, dial: dial}, nil
 }
 
 // rotate dials addrs in turn: each call starts after the address the
 // previous call reached, and returns the first connection or every error.
 func rotate(addrs []string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context) (net.Conn, error) {
-	var mu sync.Mutex
-	next := 0
-	return func(ctx context.Context) (net.Conn, error) {
-		mu.Lock()
-		start := next
-		mu.Unlock()
-		var errs []error
-		for i := range addrs {
-			k := (start + i) % len(addrs)
-			conn, err := dial(ctx, "tcp", addrs[k])
-			if err == nil {
-				mu.Lock()
-				next = (k + 1) % len(addrs)
-				mu.Unlock()
-				return conn, nil
-			}
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
+	return (&rotation{addrs: addrs, dial: dial}).Dial
+}
+
+// rotation is rotate's state; prefer lets a follower's answer choose the
+// address the next call tries first.
+type rotation struct {
+	addrs []string
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	mu    sync.Mutex
+	next  int
+}
+
+// Dial tries the addresses once each, starting at the next one.
+func (r *rotation) Dial(ctx context.Context) (net.Conn, error) {
+	r.mu.Lock()
+	start := r.next
+	r.mu.Unlock()
+	var errs []error
+	for i := range r.addrs {
+		k := (start + i) % len(r.addrs)
+		conn, err := r.dial(ctx, "tcp", r.addrs[k])
+		if err == nil {
+			r.mu.Lock()
+			r.next = (k + 1) % len(r.addrs)
+			r.mu.Unlock()
+			return conn, nil
 		}
-		return nil, errors.Join(errs...)
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
 	}
+	return nil, errors.Join(errs...)
+}
+
+// prefer makes addr the first one the next Dial tries, if it is one of
+// the configured controllers (a node dials nothing else: an answer on an
+// unauthenticated connection cannot send it elsewhere). It reports whether
+// addr is configured.
+func (r *rotation) prefer(addr string) bool {
+	k := slices.Index(r.addrs, addr)
+	if k < 0 {
+		return false
+	}
+	r.mu.Lock()
+	r.next = k
+	r.mu.Unlock()
+	return true
 }
 
 // clientTLS loads the node's certificate and the cluster CA.

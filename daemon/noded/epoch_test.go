@@ -83,7 +83,8 @@ func TestRotateDial(t *testing.T) {
 		}
 	}()
 	var d net.Dialer
-	dial := rotate(addrs, d.DialContext)
+	r := &rotation{addrs: addrs, dial: d.DialContext}
+	dial := r.Dial
 	got := func() string {
 		c, err := dial(context.Background())
 		if err != nil {
@@ -95,6 +96,16 @@ func TestRotateDial(t *testing.T) {
 	for i, want := range []string{addrs[0], addrs[1], addrs[2], addrs[0]} {
 		if g := got(); g != want {
 			t.Fatalf("dial %d reached %s, want %s", i, g, want)
+		}
+	}
+	// A follower's answer names the leader: the next dial goes there, then
+	// the rotation goes on after it. An address not configured is ignored.
+	if !r.prefer(addrs[2]) || r.prefer("127.0.0.1:1") {
+		t.Fatal("prefer: a configured address refused, or another accepted")
+	}
+	for i, want := range []string{addrs[2], addrs[0]} {
+		if g := got(); g != want {
+			t.Fatalf("after prefer: dial %d reached %s, want %s", i, g, want)
 		}
 	}
 	// A controller that is gone is skipped.

@@ -43,6 +43,19 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 }
 
+// maxRedirects bounds how many follower answers in a row the node follows
+// without a backoff.
+const maxRedirects = 3
+
+// notLeaderError is a follower controller's refusing welcome.
+type notLeaderError struct {
+	from, leader, msg string
+}
+
+func (e *notLeaderError) Error() string { return "controller " + e.from + ": " + e.msg }
+
+func (e *notLeaderError) Unwrap() error { return ErrRefused }
+
 // welcomeTimeout bounds the wait for the controller's answer to a hello.
 const welcomeTimeout = 30 * time.Second
 
@@ -71,10 +84,13 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("node %s: %w", o.Node, err)
 	}
 	dial := o.Dial
+	var redirect func(addr string) bool
 	if dial == nil {
-		if dial, err = Dialer(&o.Config.Cluster); err != nil {
+		r, err := newRotation(&o.Config.Cluster)
+		if err != nil {
 			return fmt.Errorf("node %s: %w", o.Node, err)
 		}
+		dial, redirect = r.Dial, r.prefer
 		if !o.Config.Cluster.TLS() {
 			log.Warn("no TLS configured: the secret and the orders cross the network in clear")
 		}
@@ -169,12 +185,24 @@ func Run(ctx context.Context, o Options) error {
 		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
 		sup: sup, epochs: ep, ha: len(o.Config.Cluster.Controllers) > 1, log: log,
 	}
+	redirects := 0
 	for {
 		welcomed, err := c.session(ctx)
 		if ctx.Err() != nil {
 			log.Info("shutting down; the job containers keep running")
 			return nil
 		}
+		var nl *notLeaderError
+		if errors.As(err, &nl) && nl.leader != "" && redirect != nil && redirects < maxRedirects {
+			// A follower named the leader: go there now, not after a backoff.
+			if redirect(nl.leader) {
+				redirects++
+				log.Info("the controller follows; dialing the leader it names", "follower", nl.from, "leader", nl.leader)
+				continue
+			}
+			log.Warn("a follower named a leader that is not in [cluster] controllers", "follower", nl.from, "leader", nl.leader)
+		}
+		redirects = 0
 		if errors.Is(err, ErrBadSecret) {
 			log.Error("the controller refused this node's secret", "err", err)
 			return fmt.Errorf("node %s: %w", o.Node, err)

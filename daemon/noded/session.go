@@ -83,6 +83,8 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	switch {
 	case w.Type != api.MsgWelcome:
 		return false, fmt.Errorf("node %s: protocol: %q instead of a welcome", c.node, w.Type)
+	case w.NotLeader:
+		return false, &notLeaderError{from: nc.RemoteAddr().String(), leader: w.Leader, msg: w.Error}
 	case w.Error != "" && badSecret(w.Error):
 		return false, fmt.Errorf("%w: %s", ErrBadSecret, w.Error)
 	case w.Error != "":
