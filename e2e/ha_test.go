@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"sharq/daemon/leader"
+	"sharq/internal/munged"
 	"sharq/internal/testenv"
 	"sharq/spool"
 	"sharq/spool/etcdspool"
@@ -62,6 +63,8 @@ type haCluster struct {
 	ctlDone  []chan struct{} // closed when that controller has exited
 	confs    []string
 	socks    []string
+	clients  []string // each controller's TCP client port (MUNGE)
+	munge    *munged.Daemon
 	etcd     *clientv3.Client
 
 	mu    sync.Mutex
@@ -104,10 +107,18 @@ func newHACluster(t *testing.T, nodes []string) *haCluster {
 	must(t, err)
 	h.waitEtcd(30 * time.Second)
 
-	// Three controllers: each its own socket and node address, one list.
+	// One munge key for the controllers and the TCP clients.
+	key := filepath.Join(dir, "munge.key")
+	must(t, munged.NewKey(key))
+	h.munge, err = munged.Start(context.Background(), filepath.Join(dir, "munge"), key)
+	must(t, err)
+
+	// Three controllers: each its own socket, node address and client
+	// port, one list.
 	var addrs []string
 	for i := 0; i < 3; i++ {
 		addrs = append(addrs, freeAddr(t))
+		h.clients = append(h.clients, freeAddr(t))
 	}
 	s := spec{nodes: nodes, shares: openShares + fmt.Sprintf(`
 [etcd]
@@ -123,6 +134,8 @@ timeout = "2s"
 		// node_timeout well above a failover (2 s TTL and a campaign), as
 		// the default 30 s is above the default 5 s TTL.
 		text := strings.Replace(c.toml(s), `node_timeout = "4s"`, `node_timeout = "20s"`, 1)
+		text = strings.Replace(text, "[cluster]\n", fmt.Sprintf("[cluster]\nclient_listen = %q\nmunge_socket = %q\n",
+			h.clients[i], h.munge.Socket), 1)
 		must(t, os.WriteFile(conf, []byte(text), 0o644))
 		h.confs, h.socks = append(h.confs, conf), append(h.socks, c.sock)
 		h.ctls, h.ctlDone = append(h.ctls, nil), append(h.ctlDone, nil)
@@ -196,6 +209,9 @@ func (h *haCluster) close() {
 	}
 	if h.etcd != nil {
 		h.etcd.Close()
+	}
+	if h.munge != nil {
+		h.munge.Stop()
 	}
 	h.cleanupContainers()
 	if h.t.Failed() {
@@ -282,6 +298,28 @@ func (h *haCluster) call(uid int, timeout time.Duration, name string, args ...st
 		}
 	}
 	return "", lastOut, fmt.Errorf("%w: %v", errNoController, lastErr)
+}
+
+// submitTCP runs one qsub as alice from "another host": over TCP with
+// MUNGE, SHARQ_SERVER=servers, the client's own failover (client package)
+// with a per-server answer timeout. An acknowledged id is recorded.
+func (h *haCluster) submitTCP(servers []string, answer time.Duration, args ...string) (string, error) {
+	cmd := exec.Command(filepath.Join(binDir, "qsub"), args...)
+	cmd.Env = []string{"SHARQ_SERVER=" + strings.Join(servers, ","), "SHARQ_MUNGE_SOCKET=" + h.munge.Socket,
+		"SHARQ_SERVER_TIMEOUT=" + answer.String(), "SHARQ_CONF=" + filepath.Join(h.dir, "none.toml"),
+		"PATH=/usr/bin:/bin", "HOME=" + h.workdir, "LANG=C"}
+	cmd.Dir = h.workdir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: alice, Gid: alice}}
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("qsub over TCP to %v: %w: %s", servers, err, strings.TrimSpace(e.String()))
+	}
+	id := strings.TrimSpace(o.String())
+	h.mu.Lock()
+	h.acked[id]++
+	h.mu.Unlock()
+	return id, nil
 }
 
 // submit runs one qsub as alice; an acknowledged id is recorded.
@@ -395,6 +433,20 @@ func TestHA(t *testing.T) {
 		return err == nil && strings.Contains(out, "job_state = R"), out
 	})
 
+	t.Run("a client that knows only a follower", func(t *testing.T) {
+		for i := range h.ctls {
+			if i == l {
+				continue
+			}
+			// The follower answers with the leader's address; qsub follows it.
+			id, err := h.submitTCP([]string{h.clients[i]}, 5*time.Second, "-q", "a", "-h", "--", "/bin/true")
+			if err != nil {
+				t.Fatalf("via follower %d: %v", i, err)
+			}
+			t.Logf("via follower %d: acknowledged %s by the leader", i, id)
+		}
+	})
+
 	t.Run("kill -9 of the leader, repeatedly, under submissions", func(t *testing.T) {
 		stop := make(chan struct{})
 		done := h.submitter(stop)
@@ -426,6 +478,22 @@ func TestHA(t *testing.T) {
 	t.Run("SIGSTOP of the leader beyond its TTL", func(t *testing.T) {
 		paused := l
 		h.ctls[paused].Process.Signal(syscall.SIGSTOP)
+		// A TCP client whose first server is the paused leader gets through
+		// via the others: no answer there within its per-server timeout
+		// (above the TTL), then a follower names the new leader.
+		servers := []string{h.clients[paused]}
+		for i := range h.clients {
+			if i != paused {
+				servers = append(servers, h.clients[i])
+			}
+		}
+		answer := haTTL + time.Second
+		sent := time.Now()
+		if _, err := h.submitTCP(servers, answer, "-q", "a", "-h", "--", "/bin/true"); err != nil {
+			t.Fatalf("with the leader paused: %v", err)
+		}
+		t.Logf("qsub over TCP with its first server paused: acknowledged after %v (answer timeout %v)",
+			time.Since(sent).Round(time.Millisecond), answer)
 		l = h.waitLeader(paused, 30*time.Second)
 		h.firstAck(time.Now(), 30*time.Second)
 		time.Sleep(haTTL)
