@@ -77,14 +77,10 @@ func newRotation(c *conf.Cluster) (*rotation, error) {
 	return &rotation{addrs: addrs, dial: dial}, nil
 }
 
-// rotate dials addrs in turn: each call starts after the address the
-// previous call reached, and returns the first connection or every error.
-func rotate(addrs []string, dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context) (net.Conn, error) {
-	return (&rotation{addrs: addrs, dial: dial}).Dial
-}
-
-// rotation is rotate's state; prefer lets a follower's answer choose the
-// address the next call tries first.
+// rotation dials the controllers in turn: each Dial starts after the
+// address the previous one reached, and returns the first connection or
+// every error; prefer lets a follower's answer choose the address the next
+// Dial tries first.
 type rotation struct {
 	addrs []string
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
