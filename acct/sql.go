@@ -321,7 +321,11 @@ func (s *sqlStore) Jobs(ctx context.Context, f JobFilter) ([]Record, error) {
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	query += ` ORDER BY end_ms, seq, id LIMIT ` + strconv.Itoa(limit)
+	if f.Newest {
+		query += ` ORDER BY end_ms DESC, seq DESC, id DESC LIMIT ` + strconv.Itoa(limit)
+	} else {
+		query += ` ORDER BY end_ms, seq, id LIMIT ` + strconv.Itoa(limit)
+	}
 	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: jobs: %w", s.where, err)

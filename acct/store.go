@@ -48,6 +48,9 @@ type JobFilter struct {
 	// Start and End bound the end time: Start <= end < End.
 	Start, End time.Time
 	Limit      int // 0: DefaultLimit; at most MaxLimit
+	// Newest answers the Limit jobs that ended last, the last first (by
+	// default: the first ones, in end order).
+	Newest bool
 }
 
 // Limits on Jobs.

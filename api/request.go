@@ -98,6 +98,10 @@ type StatFilter struct {
 	Finished bool     `json:"finished,omitempty"` // -x
 	Subjobs  bool     `json:"subjobs,omitempty"`  // -t
 	Full     bool     `json:"full,omitempty"`     // -f: scripts, environment and history too
+	// Since bounds how far back -x without ids reaches into the job
+	// history (qstat --since): jobs that ended at or after it. Zero: the
+	// controller's default (30 days).
+	Since time.Time `json:"since,omitzero"`
 	// Summary asks for Response.Summary (see AppendSummary) instead of Jobs.
 	Summary bool `json:"summary,omitempty"`
 }

@@ -17,14 +17,17 @@ import (
 func Qstat(ctx context.Context, args []string, sys *Sys) int {
 	var (
 		alt, full, finished, subjobs, nodes, queues bool
-		format, users                               string
+		format, users, since                        string
 	)
 	app := newApp(sys, "qstat", "show jobs and shares",
-		"qstat [-a | -f [-F json]] [-n] [-t] [-x] [-u USER] [ID...]\n"+
+		"qstat [-a | -f [-F json]] [-n] [-t] [-x [--since WHEN]] [-u USER] [ID...]\n"+
 			"qstat -Q [SHARE...]",
 		`Shows jobs in PBS's columns and state letters: Q queued, R running, H held,
 W waiting for its -a time, E exiting, F finished (with -x), B array with running
-subjobs. Output to a pipe has PBS's fixed widths and no colour; on a terminal the
+subjobs. With -x and no ids, jobs that left the spool (kept 7 days) come from the
+job history: those that ended in the last 30 days or --since WHEN, the newest
+2000, your own only unless the site lets users see all (admins see all).
+Output to a pipe has PBS's fixed widths and no colour; on a terminal the
 columns fit their contents.
 
 qstat -Q shows each share (PBS queue): its quota of GPUs, how many it uses, how many
@@ -37,6 +40,7 @@ Examples:
    qstat -f 123              # every attribute of job 123
    qstat -f -F json 123 | jq '.Jobs[].state'
    qstat -x -u alice         # alice's jobs, finished ones too
+   qstat -x --since 2026-01-01   # with the history's jobs that ended since then
    qstat -t 124[]            # the subjobs of array 124
    qstat -Q                  # shares: who borrows, who lends`)
 	app.Flags = []ucli.Flag{
@@ -44,6 +48,7 @@ Examples:
 		&ucli.BoolFlag{Name: "f", Usage: "full: every attribute, including preemptions and history", Destination: &full, DisableDefaultText: true},
 		&ucli.StringFlag{Name: "F", Usage: "with -f, output `FORMAT`: json (the job records)", Destination: &format},
 		&ucli.BoolFlag{Name: "x", Usage: "include finished jobs", Destination: &finished, DisableDefaultText: true},
+		&ucli.StringFlag{Name: "since", Usage: "with -x, the history's jobs that ended since `WHEN` (a date, date-time, RFC 3339 or 7d; default 30d)", Destination: &since},
 		&ucli.StringFlag{Name: "u", Usage: "only jobs of `USER` (a comma-separated list is accepted)", Destination: &users},
 		&ucli.BoolFlag{Name: "n", Usage: "show the nodes and GPU indices of each job (gpu01/0-3+gpu02/0-3)", Destination: &nodes, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "t", Usage: "show array subjobs (otherwise an array is one row)", Destination: &subjobs, DisableDefaultText: true},
@@ -68,6 +73,14 @@ Examples:
 			return usageError{err}
 		}
 		filter := &api.StatFilter{IDs: ids, Finished: finished, Subjobs: subjobs, Full: full, Summary: !full}
+		if since != "" {
+			if !finished {
+				return usagef("--since goes with -x")
+			}
+			if filter.Since, err = ParseWhen(since, sys.now(), sys.loc()); err != nil {
+				return usageError{fmt.Errorf("--since: %w", err)}
+			}
+		}
 		var userSet []string
 		if users != "" {
 			userSet = strings.Split(users, ",")

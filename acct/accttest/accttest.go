@@ -305,6 +305,23 @@ func filters(t *testing.T, s acct.Store) {
 			t.Fatalf("limit 7: %d records", len(got))
 		}
 	})
+	t.Run("newest", func(t *testing.T) {
+		all := sortByEnd(recs)
+		got := mustJobs(t, s, acct.JobFilter{Limit: 7, Newest: true, User: "alice"})
+		var want []string
+		for i := len(all) - 1; i >= 0 && len(want) < 7; i-- {
+			if all[i].User == "alice" {
+				want = append(want, all[i].ID)
+			}
+		}
+		var gotIDs []string
+		for _, r := range got {
+			gotIDs = append(gotIDs, r.ID)
+		}
+		if len(want) == 0 || !reflect.DeepEqual(gotIDs, want) {
+			t.Fatalf("newest 7 of alice: %v, want %v", gotIDs, want)
+		}
+	})
 }
 
 func sortByEnd(recs []acct.Record) []acct.Record {

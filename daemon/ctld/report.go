@@ -250,3 +250,87 @@ func (c *Controller) historyJob(ctx context.Context, v viewer, id string) (acct.
 	}
 	return acct.Record{}, false
 }
+
+// Bounds of qstat -x without ids in the history.
+const (
+	defaultStatHistory = 30 * 24 * time.Hour
+	maxStatHistoryJobs = 2000
+)
+
+// statFinished answers qstat -x without ids: the spool's jobs, finished
+// ones too, and the history's jobs that ended since f.Since (default
+// defaultStatHistory ago; the newest maxStatHistoryJobs) that the spool no
+// longer has. The history is read off the loop; a user sees only their own
+// jobs' history unless the site lets users see all. Without a history (off,
+// or its database down) the answer is the spool's alone.
+func (c *Controller) statFinished(ctx context.Context, id Identity, f *api.StatFilter) *api.Response {
+	v, err := c.viewerOf(ctx, id)
+	if err != nil {
+		return internalErr(err)
+	}
+	since := f.Since
+	if since.IsZero() {
+		since = time.Now().Add(-defaultStatHistory)
+	}
+	var hist []api.Job
+	if recs, ok := c.statHistoryList(ctx, v, f, since); ok {
+		hist = make([]api.Job, 0, len(recs))
+		for _, r := range recs {
+			if r.ArrayParent != "" && !f.Subjobs {
+				continue
+			}
+			hist = append(hist, apiJob(r))
+		}
+		sort.SliceStable(hist, func(i, k int) bool {
+			if hist[i].Seq != hist[k].Seq {
+				return hist[i].Seq < hist[k].Seq
+			}
+			return hist[i].ArrayIndex < hist[k].ArrayIndex
+		})
+	}
+	resp := &api.Response{}
+	err = c.do(ctx, func() {
+		// A job still in the spool is shown from the spool, once.
+		kept := hist[:0]
+		for _, j := range hist {
+			if c.jobs[j.ID] == nil {
+				kept = append(kept, j)
+			}
+		}
+		c.statWith(id, f, resp, kept)
+	})
+	if err != nil {
+		return internalErr(err)
+	}
+	return resp
+}
+
+// statHistoryList reads the history's part of qstat -x: false when there
+// is none to read.
+func (c *Controller) statHistoryList(ctx context.Context, v viewer, f *api.StatFilter, since time.Time) ([]acct.Record, bool) {
+	user := f.User
+	if !v.all {
+		if user != "" && user != v.user {
+			return nil, false // others' history is not theirs to see
+		}
+		user = v.user
+	}
+	if len(user) > acct.MaxTextLen {
+		return nil, false
+	}
+	store, err := v.hist.get(ctx)
+	if err != nil {
+		if !errors.Is(err, errHistoryOff) {
+			c.log.Warn("job history: qstat -x lists the spool only", "err", err)
+		}
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	recs, err := store.Jobs(ctx, acct.JobFilter{User: user, Start: since, Limit: maxStatHistoryJobs, Newest: true})
+	if err != nil {
+		c.log.Warn("job history: qstat -x lists the spool only", "err", err)
+		return nil, false
+	}
+	return recs, true
+}

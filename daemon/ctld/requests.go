@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"sharq/api"
@@ -27,6 +28,9 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 	case api.OpStat:
 		if req.Stat != nil && req.Stat.Finished && len(req.Stat.IDs) > 0 {
 			return c.statHistory(ctx, id, req.Stat)
+		}
+		if req.Stat != nil && req.Stat.Finished {
+			return c.statFinished(ctx, id, req.Stat)
 		}
 		fn = func() { c.stat(id, req.Stat, resp) }
 	case api.OpDelete, api.OpHold, api.OpRelease:
@@ -384,6 +388,12 @@ func (c *Controller) dependsOn(from, to string) bool {
 
 // stat lists jobs for qstat: whole records, or summary lines.
 func (c *Controller) stat(id Identity, f *api.StatFilter, resp *api.Response) {
+	c.statWith(id, f, resp, nil)
+}
+
+// statWith is stat with jobs from the history that the spool no longer
+// has (hist, in job order) merged into the listing in job order.
+func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response, hist []api.Job) {
 	if f == nil {
 		f = &api.StatFilter{}
 	}
@@ -423,7 +433,18 @@ func (c *Controller) stat(id Identity, f *api.StatFilter, resp *api.Response) {
 	} else {
 		resp.Jobs = make([]api.Job, 0, len(sel))
 	}
+	emitHist := func(before uint64) {
+		for len(hist) > 0 && hist[0].Seq < before {
+			if f.Summary {
+				buf = api.AppendSummary(buf, &hist[0])
+			} else {
+				resp.Jobs = append(resp.Jobs, hist[0])
+			}
+			hist = hist[1:]
+		}
+	}
 	for _, j := range sel {
+		emitHist(j.Seq)
 		rec := j.Job
 		if j.running() && !j.StartTime.IsZero() {
 			rec.Used += now.Sub(j.StartTime)
@@ -442,6 +463,7 @@ func (c *Controller) stat(id Identity, f *api.StatFilter, resp *api.Response) {
 		}
 		resp.Jobs = append(resp.Jobs, rec)
 	}
+	emitHist(math.MaxUint64)
 	resp.Summary = buf
 }
 

@@ -1,0 +1,141 @@
+package ctld
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sharq/api"
+	"sharq/cli"
+	"sharq/client"
+	"sharq/internal/pgtest"
+)
+
+// qstatAs runs the real qstat command line as who (nil: this process, root,
+// over the socket).
+func (tc *testCluster) qstatAs(who *Identity, args ...string) (string, int) {
+	tc.t.Helper()
+	var out, errb bytes.Buffer
+	call := client.Caller(tc.sock)
+	if who != nil {
+		call = func(ctx context.Context, req api.Request) (*api.Response, error) {
+			req.V = api.Version
+			resp := tc.ctl.handle(ctx, *who, &req)
+			if resp.Error != nil {
+				return resp, resp.Error
+			}
+			return resp, nil
+		}
+	}
+	sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: call}
+	code := cli.Qstat(context.Background(), append([]string{"qstat"}, args...), sys)
+	if code != 0 && code != cli.ExitUsage {
+		tc.t.Fatalf("qstat %v: exit %d: %s", args, code, errb.String())
+	}
+	return out.String(), code
+}
+
+// rows counts the table rows of job id (the short id qstat prints).
+func rows(table, id string) int {
+	n := 0
+	short := strings.SplitN(id, ".", 2)[0] + "."
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], short) {
+			n++
+		}
+	}
+	return n
+}
+
+// qstat -x without ids lists the history's jobs too, merged with the
+// spool's without duplicates, bounded by --since, each user's own only.
+func TestQstatListsHistory(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			extra := "\n[accounting]\n"
+			if backend == "postgres" {
+				pg, err := pgtest.Start()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pg.Stop()
+				dsn, err := pg.CreateDB(context.Background(), "sharq")
+				if err != nil {
+					t.Fatal(err)
+				}
+				extra += fmt.Sprintf("backend = \"postgres\"\ndsn = %q\n", dsn)
+			}
+			tc := newTestCluster(t, []string{"n1:8"}, twoShares+extra)
+			n := tc.attachNode("n1")
+			aliceOld := tc.runJob(n, alice, "a", 2, 0)
+			bobOld := tc.runJob(n, bob, "b", 2, 3)
+			tc.waitRecorded(aliceOld)
+			tc.waitRecorded(bobOld)
+
+			// In the spool and in the history: listed once.
+			out, _ := tc.qstatAs(nil, "-x")
+			if rows(out, aliceOld) != 1 || rows(out, bobOld) != 1 {
+				t.Fatalf("qstat -x with the jobs in both the spool and the history:\n%s", out)
+			}
+
+			// The jobs leave the spool: its purge, as it runs a week after
+			// they ended. A new job waits in the spool.
+			if err := tc.ctl.do(context.Background(), func() {
+				tc.ctl.purge(time.Now().Add(tc.ctl.cfg.Cluster.History + time.Minute))
+			}); err != nil {
+				t.Fatal(err)
+			}
+			aliceNew := tc.submitAs(alice, "a", 16) // more than the cluster has: it waits
+			cases := []struct {
+				name  string
+				who   *Identity
+				args  []string
+				shown map[string]int // id: rows
+			}{
+				{"admin sees all", nil, []string{"-x"}, map[string]int{aliceOld: 1, bobOld: 1, aliceNew: 1}},
+				{"user sees own history", &alice, []string{"-x"}, map[string]int{aliceOld: 1, bobOld: 0, aliceNew: 1}},
+				{"other user", &bob, []string{"-x"}, map[string]int{aliceOld: 0, bobOld: 1, aliceNew: 1}},
+				{"-u another user's history", &alice, []string{"-x", "-u", "bob"}, map[string]int{aliceOld: 0, bobOld: 0, aliceNew: 0}},
+				{"-u admin", nil, []string{"-x", "-u", "bob"}, map[string]int{aliceOld: 0, bobOld: 1, aliceNew: 0}},
+				{"without -x", nil, nil, map[string]int{aliceOld: 0, bobOld: 0, aliceNew: 1}},
+				{"--since before", nil, []string{"-x", "--since", "1d"}, map[string]int{aliceOld: 1, bobOld: 1, aliceNew: 1}},
+				{"--since after", nil, []string{"-x", "--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)},
+					map[string]int{aliceOld: 0, bobOld: 0, aliceNew: 1}},
+			}
+			for _, c := range cases {
+				out, code := tc.qstatAs(c.who, c.args...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d", c.name, code)
+				}
+				for id, want := range c.shown {
+					if got := rows(out, id); got != want {
+						t.Errorf("%s: %s in %d rows, want %d:\n%s", c.name, id, got, want, out)
+					}
+				}
+			}
+			// -x -f: the full record from the history.
+			out, _ = tc.qstatAs(&bob, "-x", "-f", "-F", "json")
+			var doc struct{ Jobs map[string]api.Job }
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("qstat -x -f -F json: %v\n%s", err, out)
+			}
+			j, ok := doc.Jobs[bobOld]
+			if !ok || j.State != api.StateFinished || j.ExitStatus == nil || *j.ExitStatus != 3 || j.Owner.User != "bob" {
+				t.Fatalf("bob's job from the history: %+v (%v)", j, ok)
+			}
+			if _, ok := doc.Jobs[aliceOld]; ok {
+				t.Fatalf("bob sees alice's history: %s", out)
+			}
+			if _, code := tc.qstatAs(nil, "--since", "1d"); code != cli.ExitUsage {
+				t.Fatalf("--since without -x: exit %d", code)
+			}
+			if _, code := tc.qstatAs(nil, "-x", "--since", "soon"); code != cli.ExitUsage {
+				t.Fatalf("--since soon: exit %d", code)
+			}
+		})
+	}
+}
