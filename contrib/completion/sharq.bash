@@ -55,9 +55,10 @@ _sharq_qstat() {
     case $prev in
         -u) COMPREPLY=($(compgen -u -- "$cur")); return ;;
         -F) COMPREPLY=($(compgen -W "json" -- "$cur")); return ;;
+        --since) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-a -f -F -x -u -n -t -Q --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-a -f -F -x --since -u -n -t -Q --help" -- "$cur"))
         return
     fi
     local w
