@@ -55,6 +55,9 @@ CONTROLLER:
      SHARQ_SOCKET=path                      that Unix socket (the kernel says who you are)
      $SHARQ_CONF or /etc/sharq/cluster.toml its socket when it exists on this host (the controller
                                             host), else its servers (client_listen) over TCP
+   Over TCP the servers are tried in order: a follower's "not leader" answer sends the request
+   to the leader it names; a server that refuses, or does not answer within SHARQ_SERVER_TIMEOUT
+   (default 10s), is left for the next.
    SHARQ_MUNGE_SOCKET overrides munge_socket. When it cannot connect, the error names the
    transport and address it used ("unix socket PATH" or "TCP HOST:PORT") and what chose it.
 `
