@@ -32,6 +32,8 @@ type NodeMsg struct {
 	Start     *StartOrder  `json:"start,omitempty"`
 	Stop      *StopOrder   `json:"stop,omitempty"`
 	Error     string       `json:"error,omitempty"`
+	// Code (welcome): why the hello was refused, for the node to act on.
+	Code RefusalCode `json:"code,omitempty"`
 	// Health (hello, heartbeat) is why the node cannot start jobs now, e.g.
 	// its container runtime does not answer; "" = healthy. The controller
 	// places nothing on an unhealthy node and shows why.
@@ -99,11 +101,11 @@ type RunningJob struct {
 
 // JobStateMsg reports a change of a job on a node.
 type JobStateMsg struct {
-	JobID      string `json:"job_id"`
-	Run        int    `json:"run"`
-	State      string `json:"state"` // "running", "exited", "failed" (could not start)
-	ExitStatus int    `json:"exit_status"`
-	Error      string `json:"error,omitempty"`
+	JobID      string   `json:"job_id"`
+	Run        int      `json:"run"`
+	State      RunState `json:"state"`
+	ExitStatus int      `json:"exit_status"`
+	Error      string   `json:"error,omitempty"`
 	// NodeFault (failed): the node, not the job, is why it could not start
 	// (its container runtime is down): the job is requeued, and the failure
 	// does not count against it.
@@ -126,5 +128,5 @@ type StartOrder struct {
 type StopOrder struct {
 	JobID  string        `json:"job_id"`
 	Grace  time.Duration `json:"grace"`
-	Reason string        `json:"reason"` // "deleted", "preempted", "walltime"
+	Reason StopReason    `json:"reason"`
 }

@@ -345,7 +345,7 @@ func (n *scriptedNode) quiet(d time.Duration) {
 	}
 }
 
-func (n *scriptedNode) report(jobID string, run int, state string, status int) {
+func (n *scriptedNode) report(jobID string, run int, state api.RunState, status int) {
 	n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{JobID: jobID, Run: run, State: state, ExitStatus: status, Time: time.Now()}})
 }
 

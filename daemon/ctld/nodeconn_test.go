@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -27,9 +28,9 @@ func TestStartOrdersFlowControlled(t *testing.T) {
 	n.quiet(300 * time.Millisecond)
 	// Each answer (running, or a failure) frees one place.
 	for i, st := range starts[:10] {
-		state := "running"
+		state := api.RunRunning
 		if i%2 == 1 {
-			state = "exited"
+			state = api.RunExited
 		}
 		n.report(st.Job.ID, st.Run, state, 0)
 		for {
@@ -42,5 +43,36 @@ func TestStartOrdersFlowControlled(t *testing.T) {
 	n.quiet(300 * time.Millisecond)
 	if nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes; nodes[0].State != "up" {
 		t.Fatalf("node after %d queued starts: %+v", subjobs, nodes[0])
+	}
+}
+
+// TestHelloRefusalCodes: a refused hello carries a code for the node to act
+// on (it never reads the text).
+func TestHelloRefusalCodes(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	cases := []struct {
+		name  string
+		hello api.NodeMsg
+		want  api.RefusalCode
+	}{
+		{"bad secret", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "n1", Secret: "wrong"}, api.RefusedSecret},
+		{"unknown node", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "secret-n9", Secret: testSecret}, api.RefusedNode},
+		{"old protocol", api.NodeMsg{V: api.Version - 1, Type: api.MsgHello, Node: "n1", Secret: testSecret}, api.RefusedVersion},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", tc.listen)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if err := api.Encode(conn, c.hello); err != nil {
+				t.Fatal(err)
+			}
+			var w api.NodeMsg
+			if err := api.NewDecoder(conn).Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error == "" || w.Code != c.want {
+				t.Fatalf("welcome %+v (%v), want code %q", w, err, c.want)
+			}
+		})
 	}
 }

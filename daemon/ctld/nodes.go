@@ -68,6 +68,25 @@ func (c *Controller) listenNodes() (net.Listener, error) {
 // ErrNodeRefused is why a node connection was closed at hello.
 var ErrNodeRefused = errors.New("node refused")
 
+// refusal is a refused hello: the code the node acts on and the text
+// people read.
+type refusal struct {
+	code api.RefusalCode
+	msg  string
+}
+
+func (r *refusal) Error() string { return ErrNodeRefused.Error() + ": " + r.msg }
+
+func (r *refusal) Unwrap() error { return ErrNodeRefused }
+
+// refusalCode is the wire code of a nodeHello error.
+func refusalCode(err error) api.RefusalCode {
+	if r, ok := errors.AsType[*refusal](err); ok {
+		return r.code
+	}
+	return api.RefusedOther
+}
+
 func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
@@ -95,7 +114,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	}
 	if refused != nil {
 		c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "err", refused)
-		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error()})
+		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error(), Code: refusalCode(refused)})
 		return
 	}
 	defer c.post(context.Background(), func() { c.nodeGone(nc) })
@@ -143,14 +162,14 @@ func (c *Controller) nodeTimeout() time.Duration {
 // requeued. Runs on the loop.
 func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	if h.V != api.Version {
-		return fmt.Errorf("%w: protocol version %d, want %d", ErrNodeRefused, h.V, api.Version)
+		return &refusal{api.RefusedVersion, fmt.Sprintf("protocol version %d, want %d", h.V, api.Version)}
 	}
 	if len(c.secret) > 0 && subtle.ConstantTimeCompare([]byte(h.Secret), c.secret) != 1 {
-		return fmt.Errorf("%w: bad secret", ErrNodeRefused)
+		return &refusal{api.RefusedSecret, "bad secret"}
 	}
 	cn := c.cfg.Node(h.Node)
 	if cn == nil {
-		return fmt.Errorf("%w: node %q is not in the configuration", ErrNodeRefused, h.Node)
+		return &refusal{api.RefusedNode, fmt.Sprintf("node %q is not in the configuration", h.Node)}
 	}
 	now := c.now()
 	n := c.node(h.Node)
@@ -196,7 +215,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			// Not a run we know of on this node: stop it; its exit is then
 			// answered with a remove.
 			if !r.Exited {
-				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgStop, Stop: &api.StopOrder{JobID: r.JobID, Reason: "unknown to the controller"}})
+				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgStop, Stop: &api.StopOrder{JobID: r.JobID, Reason: api.StopUnknown}})
 			} else {
 				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: r.JobID}})
 			}
@@ -205,7 +224,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		if r.Exited {
 			c.partExited(j, h.Node, r.ExitStatus, "", false, now)
 		} else if j.Stopping != "" {
-			c.stopJob(j, j.Stopping) // a stop may have been lost with the old connection
+			c.stopJob(j, api.StopReason(j.Stopping)) // a stop may have been lost with the old connection
 		}
 	}
 	for _, j := range c.jobs {
@@ -280,18 +299,18 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	nc.answered(s.JobID, s.Run)
 	j := c.jobs[s.JobID]
 	if j == nil || !j.running() || j.parts[nc.name] == nil || s.Run != j.Runs-1 {
-		if s.State != "running" {
+		if s.State != api.RunRunning {
 			c.sendNode(nc.name, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: s.JobID}})
 		}
 		return
 	}
 	switch s.State {
-	case "running":
+	case api.RunRunning:
 		j.history(s.Time, "container started on "+nc.name)
 		c.markDirty(j.ID)
-	case "exited", "failed":
-		j.parts[nc.name].nodeFault = s.State == "failed" && s.NodeFault
-		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == "failed", now)
+	case api.RunExited, api.RunFailed:
+		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
+		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == api.RunFailed, now)
 	}
 }
 
@@ -315,8 +334,8 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 	c.markDirty(j.ID)
 	c.sendNode(nodeName, api.NodeMsg{Type: api.MsgRemove, Stop: &api.StopOrder{JobID: j.ID}})
 	if (status != 0 || startFailed) && j.Stopping == "" {
-		j.Stopping = "failed"
-		c.stopJob(j, "another node of the job failed")
+		j.Stopping = string(api.StopFailed)
+		c.stopJob(j, api.StopFailed)
 	}
 	failedStart, jobFault := false, false
 	for _, q := range j.parts {

@@ -222,18 +222,18 @@ func (c *Controller) preempt(p sched.Preemption, now time.Time) {
 	c.markDirty(j.ID)
 	c.preempted[j.Share]++
 	c.met.preemptions.WithLabelValues(j.Share, p.Kind.String()).Inc()
-	c.stopJob(j, "preempted")
+	c.stopJob(j, api.StopPreempted)
 }
 
 // stopJob orders every node of a running job to stop it.
-func (c *Controller) stopJob(j *job, reason string) {
+func (c *Controller) stopJob(j *job, reason api.StopReason) {
 	c.stopJobWithin(j, reason, c.grace(j))
 }
 
 // stopJobWithin orders j stopped with grace g. A node that is already
 // stopping the job keeps the earlier of its deadline and now+g, so a
 // second stop can shorten a stop, never lengthen it.
-func (c *Controller) stopJobWithin(j *job, reason string, g time.Duration) {
+func (c *Controller) stopJobWithin(j *job, reason api.StopReason, g time.Duration) {
 	for _, a := range j.Allocs {
 		if p := j.parts[a.Node]; p != nil && p.exited {
 			continue

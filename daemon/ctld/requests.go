@@ -164,7 +164,7 @@ func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 		}
 		j.history(now, fmt.Sprintf("deleted by %s while stopping: stop within %v", id.User, grace))
 		c.markDirty(j.ID)
-		c.stopJobWithin(j, "deleted", grace)
+		c.stopJobWithin(j, api.StopDeleted, grace)
 		c.needPass = true
 		return nil
 	}
@@ -177,7 +177,7 @@ func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 		j.State = api.StateExiting
 		j.history(now, "deleted by qdel: stopping")
 		c.markDirty(j.ID)
-		c.stopJobWithin(j, "deleted", grace)
+		c.stopJobWithin(j, api.StopDeleted, grace)
 		return nil
 	}
 	if j.ArrayIndices != "" {
@@ -188,7 +188,7 @@ func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 				sj.Stopping, sj.State = "deleted", api.StateExiting
 				sj.history(now, "deleted with its array: stopping")
 				c.markDirty(sj.ID)
-				c.stopJob(sj, "deleted")
+				c.stopJob(sj, api.StopDeleted)
 			}
 		}
 		if j.State == api.StateArray {

@@ -120,9 +120,9 @@ func (c *ctl) handshake(nc net.Conn) {
 	c.mu.Lock()
 	switch {
 	case hello.Type != api.MsgHello || hello.Secret != c.secret:
-		w.Error = "bad secret"
+		w.Error, w.Code = "bad secret", api.RefusedSecret
 	case c.refusal != "":
-		w.Error = c.refusal
+		w.Error, w.Code = c.refusal, api.RefusedOther
 	}
 	if w.Error != "" {
 		c.refusals++
@@ -232,7 +232,7 @@ func (p *peer) start(t *testing.T, o api.StartOrder) {
 	p.send(t, api.NodeMsg{Type: api.MsgStart, Start: &o})
 }
 
-func (p *peer) stop(t *testing.T, id string, grace time.Duration, reason string) {
+func (p *peer) stop(t *testing.T, id string, grace time.Duration, reason api.StopReason) {
 	t.Helper()
 	p.send(t, api.NodeMsg{Type: api.MsgStop, Stop: &api.StopOrder{JobID: id, Grace: grace, Reason: reason}})
 }
@@ -271,7 +271,7 @@ func (p *peer) state(t *testing.T, id, state string) api.JobStateMsg {
 	var failed *api.JobStateMsg
 	p.await(t, id+" "+state, func(states []api.JobStateMsg, _ int, _ bool) bool {
 		for _, s := range states {
-			if s.JobID == id && s.State == state {
+			if s.JobID == id && string(s.State) == state {
 				got = s
 				return true
 			}

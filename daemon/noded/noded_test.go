@@ -512,6 +512,17 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("Run = %v, want ErrBadSecret", err)
 		}
 	})
+	t.Run("the code decides, not the words", func(t *testing.T) {
+		// A refusal whose text says "secret" and "authentication" but
+		// whose code is not bad_secret: the node retries (before the
+		// codes it matched the words and gave up for good).
+		e := newEnv(t)
+		e.ctl.refuse("node n1: secret store authentication busy, try again")
+		e.run(t, "n1")
+		e.ctl.awaitRefusals(t, 2)
+		e.ctl.refuse("")
+		e.ctl.accept(t)
+	})
 	t.Run("secret file readable by others", func(t *testing.T) {
 		e := newEnv(t)
 		os.Chmod(e.cfg.Cluster.SecretFile, 0o644)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestOutboxSupersede(t *testing.T) {
-	msg := func(id string, run int, state string, status int, errText string) api.JobStateMsg {
+	msg := func(id string, run int, state api.RunState, status int, errText string) api.JobStateMsg {
 		return api.JobStateMsg{JobID: id, Run: run, State: state, ExitStatus: status, Error: errText}
 	}
 	cases := []struct {

@@ -85,10 +85,10 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		return false, fmt.Errorf("node %s: protocol: %q instead of a welcome", c.node, w.Type)
 	case w.NotLeader:
 		return false, &notLeaderError{from: nc.RemoteAddr().String(), leader: w.Leader, msg: w.Error}
-	case w.Error != "" && badSecret(w.Error):
+	case w.Code == api.RefusedSecret:
 		return false, fmt.Errorf("%w: %s", ErrBadSecret, w.Error)
-	case w.Error != "":
-		return false, fmt.Errorf("%w: %s", ErrRefused, w.Error)
+	case w.Error != "" || w.Code != api.RefusedNoReason:
+		return false, fmt.Errorf("%w: %s (%s)", ErrRefused, w.Error, w.Code)
 	case w.V != api.Version:
 		return false, fmt.Errorf("node %s: protocol version %d, this node speaks %d", c.node, w.V, api.Version)
 	}
@@ -105,13 +105,6 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	cancel()
 	<-errc
 	return true, err
-}
-
-// badSecret tells a refusal for the secret from other refusals (an unknown
-// node, a node already connected), which a later attempt may overcome.
-func badSecret(refusal string) bool {
-	r := strings.ToLower(refusal)
-	return strings.Contains(r, "secret") || strings.Contains(r, "authenticat")
 }
 
 func (c *conn) send(nc net.Conn, m api.NodeMsg) error {

@@ -16,13 +16,14 @@ import (
 
 // Job states in api.JobStateMsg.
 const (
-	stateRunning = "running"
-	stateExited  = "exited"
-	stateFailed  = "failed"
+	stateRunning = api.RunRunning
+	stateExited  = api.RunExited
+	stateFailed  = api.RunFailed
 )
 
-// reasonWalltime is the stop reason of a run that used up its walltime.
-const reasonWalltime = "walltime"
+// reasonWalltime is the stop reason of a run that used up its walltime
+// (as the state file keeps it).
+const reasonWalltime = string(api.StopWalltime)
 
 // ErrWalltime is the error text of an exit after a walltime stop.
 const errWalltime = "walltime exceeded"
@@ -332,7 +333,7 @@ func (s *supervisor) stop(o api.StopOrder) {
 		log.Info("stop order for a job already stopping; the earlier deadline stands")
 		return
 	}
-	reason := o.Reason
+	reason := string(o.Reason)
 	if reason == "" {
 		reason = "stop"
 	}

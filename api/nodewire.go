@@ -1,0 +1,73 @@
+package api
+
+import "fmt"
+
+// The enums of the node wire: each has its constants and one decoder
+// (UnmarshalText, which encoding/json uses), so a value outside the set
+// fails the whole message instead of being misread.
+
+// RunState is a job's state on a node (JobStateMsg.State).
+type RunState string
+
+const (
+	RunRunning RunState = "running" // its container runs
+	RunExited  RunState = "exited"  // it ended; ExitStatus says how
+	RunFailed  RunState = "failed"  // it could not start (NodeFault: the node's fault)
+)
+
+// UnmarshalText accepts only the RunState constants.
+func (s *RunState) UnmarshalText(b []byte) error {
+	switch v := RunState(b); v {
+	case RunRunning, RunExited, RunFailed:
+		*s = v
+		return nil
+	}
+	return fmt.Errorf("unknown job state on the node wire %.40q", b)
+}
+
+// StopReason is why a stop order was sent (StopOrder.Reason).
+type StopReason string
+
+const (
+	StopDeleted   StopReason = "deleted"   // qdel
+	StopPreempted StopReason = "preempted" // the core preempted it
+	StopFailed    StopReason = "failed"    // another node's part of the job failed
+	StopWalltime  StopReason = "walltime"  // the node's own: the run used up its walltime
+	StopUnknown   StopReason = "unknown"   // the controller does not know the job
+	StopNone      StopReason = ""          // no stop: a remove order (MsgRemove) carries none
+)
+
+// UnmarshalText accepts only the StopReason constants.
+func (r *StopReason) UnmarshalText(b []byte) error {
+	switch v := StopReason(b); v {
+	case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopNone:
+		*r = v
+		return nil
+	}
+	return fmt.Errorf("unknown stop reason on the node wire %.40q", b)
+}
+
+// RefusalCode says why the controller refused a node's hello
+// (NodeMsg.Code of a welcome with Error set). A node acts on the code,
+// never on the Error text, which is for people.
+type RefusalCode string
+
+const (
+	RefusedSecret   RefusalCode = "bad_secret"   // the secret does not match: retrying cannot help
+	RefusedVersion  RefusalCode = "bad_version"  // protocol version mismatch
+	RefusedNode     RefusalCode = "unknown_node" // the name is not in the configuration (yet)
+	RefusedOther    RefusalCode = "refused"      // anything else (a later attempt may pass)
+	RefusedNoReason RefusalCode = ""             // not refused
+)
+
+// UnmarshalText accepts the RefusalCode constants; a code this node does
+// not know (a newer controller's) reads as RefusedOther, so it retries.
+func (c *RefusalCode) UnmarshalText(b []byte) error {
+	switch v := RefusalCode(b); v {
+	case RefusedSecret, RefusedVersion, RefusedNode, RefusedOther, RefusedNoReason:
+		*c = v
+	default:
+		*c = RefusedOther
+	}
+	return nil
+}
