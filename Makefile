@@ -24,8 +24,9 @@ build:
 	$(GO) build -trimpath $(STATIC) -o $(BIN)/ $(addprefix ./cmd/,$(CLIENTS))
 
 # Tests run as root: they start a private containerd, real daemons and real
-# containers. deps installs the Debian packages they need.
-test: vet fmt-check tidy-check lint
+# containers. deps installs the Debian packages they need (nothing that is
+# already there), so make test works on a fresh machine as README says.
+test: deps vet fmt-check tidy-check lint
 	$(GO) test -race -timeout 40m ./...
 
 # The packages whose tests need no root, containerd, device files, MUNGE or
