@@ -8,7 +8,7 @@ export CGO_ENABLED = 1
 # the client commands start faster (contrib/bench/vs-slurm.sh).
 export GOFLAGS += -tags=urfave_cli_no_docs
 
-.PHONY: all build test test-unit vet fmt-check lint tidy-check tools bench bench-system up demo clean deps
+.PHONY: all build test test-unit vet fmt-check lint tidy-check tools bench bench-system up demo clean deps local-deps
 
 all: build
 
@@ -72,11 +72,16 @@ bench-system:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e/
 
 # A working local cluster in the foreground; Ctrl-C stops it cleanly.
-up: build
+# (The build links libmunge: its header comes with the packages, so they
+# are installed before it on a fresh machine.)
+up: local-deps build
 	contrib/local/up.sh
 
-demo: build
+demo: local-deps build
 	contrib/local/demo.sh
+
+local-deps:
+	contrib/local/install-deps.sh
 
 deps:
 	contrib/local/install-deps.sh --test
