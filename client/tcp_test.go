@@ -3,17 +3,10 @@ package client
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,6 +17,7 @@ import (
 	"sharq/api"
 	"sharq/internal/munge"
 	"sharq/internal/munged"
+	"sharq/internal/testcert"
 )
 
 func startMunged(t *testing.T) *munged.Daemon { return munged.ForTest(t, "") }
@@ -213,29 +207,16 @@ func TestCallTCP(t *testing.T) {
 	}
 }
 
-// selfSigned writes a CA-less self-signed certificate for 127.0.0.1 (it
-// is its own CA) and returns the server config and the PEM path.
+// selfSigned is the server config of a self-signed certificate for
+// 127.0.0.1 (its own CA) and the PEM path clients trust it by.
 func selfSigned(t *testing.T) (*tls.Config, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, key := testcert.SelfSigned(t, t.TempDir())
+	pair, err := tls.LoadX509KeyPair(cert, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ctl"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, ca
+	return &tls.Config{Certificates: []tls.Certificate{pair}}, cert
 }
 
 func TestCallTCPWithTLS(t *testing.T) {
