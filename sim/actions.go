@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -88,23 +87,7 @@ var ErrUnknownTarget = errors.New("unknown target")
 
 // LoadActions reads an actions file (see DecodeActions); errors name the
 // file.
-func LoadActions(path string) ([]Action, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("actions: %w", err)
-	}
-	defer f.Close()
-	acts, err := DecodeActions(f)
-	var te *TraceError
-	if errors.As(err, &te) {
-		te.File = path
-		return nil, te
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return acts, nil
-}
+func LoadActions(path string) ([]Action, error) { return loadTable(path, "actions", DecodeActions) }
 
 // DecodeActions reads an actions file. Every bad row is reported, up to
 // MaxRowErrors, in a *TraceError. Actions come back in file order; an

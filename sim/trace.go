@@ -64,13 +64,17 @@ const (
 )
 
 // LoadTrace reads a trace file (see DecodeTrace); errors name the file.
-func LoadTrace(path string) ([]TraceJob, error) {
+func LoadTrace(path string) ([]TraceJob, error) { return loadTable(path, "trace", DecodeTrace) }
+
+// loadTable decodes the CSV table in the file at path with decode; a
+// *TraceError gets the file's name, other errors name it in their text.
+func loadTable[T any](path, what string, decode func(io.Reader) ([]T, error)) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer f.Close()
-	jobs, err := DecodeTrace(f)
+	rows, err := decode(f)
 	var te *TraceError
 	if errors.As(err, &te) {
 		te.File = path
@@ -79,7 +83,7 @@ func LoadTrace(path string) ([]TraceJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return jobs, nil
+	return rows, nil
 }
 
 // OpenMaybeGzip returns a reader of r's content, gunzipping it when it
