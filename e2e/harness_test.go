@@ -285,6 +285,13 @@ func (c *cluster) waitNodes(n int) {
 
 func (c *cluster) eventually(d time.Duration, f func() (bool, string)) {
 	c.t.Helper()
+	eventually(c.t, d, c.logs, f)
+}
+
+// eventually polls f every 100 ms until it says true; past d the test fails
+// with f's last word and the daemons' logs.
+func eventually(t testing.TB, d time.Duration, logs *logBuffer, f func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
 		ok, last := f()
@@ -292,7 +299,7 @@ func (c *cluster) eventually(d time.Duration, f func() (bool, string)) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("condition not met within %v; last: %s\nlogs:\n%s", d, last, c.logs)
+			t.Fatalf("condition not met within %v; last: %s\nlogs:\n%s", d, last, logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

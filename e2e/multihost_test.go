@@ -276,17 +276,7 @@ func (c *mhCluster) waitFinished(id string, d time.Duration) api.Job {
 
 func (c *mhCluster) eventually(d time.Duration, f func() (bool, string)) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, last := f()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("condition not met within %v; last: %s\nlogs:\n%s", d, last, c.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(c.t, d, c.logs, f)
 }
 
 // login runs a client command on the login host as uid, in the user's
