@@ -33,7 +33,7 @@ test: deps vet fmt-check tidy-check lint
 # a user switch: they run anywhere, as anyone. (The packages left out have
 # pure tests too; make test runs everything.)
 ROOT_PKGS = e2e|runtime|runtime/gpu|daemon/noded|daemon/ctld|client|acct|internal/(testenv|ctrd|localcluster|munge|munged|secret|pgtest)
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^sharq/($(ROOT_PKGS))$$')
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/sharq-hpc/sharq/($(ROOT_PKGS))$$')
 test-unit: vet fmt-check
 	$(GO) test -race $(UNIT_PKGS)
 

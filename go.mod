@@ -1,4 +1,4 @@
-module sharq
+module github.com/sharq-hpc/sharq
 
 go 1.26.8
 

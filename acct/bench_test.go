@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/acct"
+	"github.com/sharq-hpc/sharq/acct"
 )
 
 func benchRecord(i int) acct.Record {

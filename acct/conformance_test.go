@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"sharq/acct"
-	"sharq/acct/accttest"
-	"sharq/internal/pgtest"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/acct/accttest"
+	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
 
 // pg is the package's private PostgreSQL cluster (TestMain).

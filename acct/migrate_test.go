@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/acct"
+	"github.com/sharq-hpc/sharq/acct"
 
 	_ "modernc.org/sqlite"
 )

@@ -10,7 +10,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // ErrBadArray is wrapped by every -J or array id parsing error.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // BenchmarkQstatTables formats 100,000 jobs as qstat and qstat -a do (to a

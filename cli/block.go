@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // waitJob is qsub -W block=true: it waits for the job to end (reconnecting

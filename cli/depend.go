@@ -3,8 +3,8 @@ package cli
 import (
 	"fmt"
 
-	"sharq/api"
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // ErrBadDepend is wrapped by every -W depend= parsing error.

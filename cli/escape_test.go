@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestPrintable(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // borrowLimit shows a share's borrow limit: a percentage of its quota,

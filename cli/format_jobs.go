@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // stateStyle colours a job state letter on a terminal.

@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 
 	"math"
 	"reflect"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 func FuzzParseResourceList(f *testing.F) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // The parsers themselves are conf.ParseSize and conf.ParseDuration, tested

@@ -6,7 +6,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 var qalterWAttrs = map[string]bool{"depend": true}

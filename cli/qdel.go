@@ -6,7 +6,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // Qdel deletes jobs: queued ones leave the queue, running ones are stopped

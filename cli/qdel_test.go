@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestIDCommands(t *testing.T) {

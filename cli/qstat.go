@@ -9,7 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // Qstat shows jobs (qstat [-a|-f [-F json]] [-x] [-t] [-n] [-u user]

@@ -15,8 +15,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // qsubOpts is what one source (the command line, or all #PBS directives of

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 const testScript = "#!/bin/sh\necho hi\n"

@@ -11,8 +11,8 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // reportCommand is sharqctl report: usage (sreport) and jobs (sacct) from

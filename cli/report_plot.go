@@ -15,7 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // plotFormat is the image format a --plot file name asks for.

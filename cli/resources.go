@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // ErrBadResource is wrapped by every -l parsing error.

@@ -12,7 +12,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // DefaultContainerdSocket and DefaultImageNamespace are sharqctl image

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestSharqctlRequests(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // Caller sends one request to the controller and returns its response. When

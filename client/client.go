@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // DefaultSocket is where sharqctld listens unless SHARQ_SOCKET says otherwise.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // serve answers each connection on a fresh socket with handle's raw reply

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // DefaultConfig is the cluster configuration every host of a cluster has.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/munge"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/munge"
 )
 
 // DefaultAnswerTimeout is Target.AnswerTimeout's default: above the

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/munge"
-	"sharq/internal/munged"
-	"sharq/internal/testcert"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/munge"
+	"github.com/sharq-hpc/sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/internal/testcert"
 )
 
 func startMunged(t *testing.T) *munged.Daemon { return munged.ForTest(t, "") }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Config is a loaded and validated cluster configuration. Every optional

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // The shipped examples must load cleanly.

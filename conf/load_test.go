@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.want from the current output")

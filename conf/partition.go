@@ -1,7 +1,7 @@
 package conf
 
 import (
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // partBlock is a [[partition]] block while the file is checked.

@@ -3,7 +3,7 @@ package conf
 import (
 	"fmt"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // shareBlock is a [[share]] block while the file is checked.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // jobRecord reads a job's full record (qstat -f -F json).

@@ -20,12 +20,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"sharq/daemon/leader"
-	"sharq/internal/munged"
-	"sharq/internal/testenv"
-	"sharq/spool"
-	"sharq/spool/etcdspool"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/spool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // haTTL is the controllers' session TTL in these tests (the default is 5 s;

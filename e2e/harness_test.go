@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"sharq/internal/testenv"
-	"sharq/runtime"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // Users the clients run as. They need no passwd entry.
@@ -52,7 +52,7 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(top)
 	os.Chmod(top, 0o755)
 	binDir = filepath.Join(top, "bin")
-	build := exec.Command("go", "build", "-o", binDir+"/", "sharq/cmd/...")
+	build := exec.Command("go", "build", "-o", binDir+"/", "github.com/sharq-hpc/sharq/cmd/...")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	build.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
 	if err := build.Run(); err != nil {

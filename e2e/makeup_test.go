@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/conf"
-	"sharq/internal/localcluster"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/internal/localcluster"
 )
 
 // lockedBuffer collects a process's output while the test reads it.

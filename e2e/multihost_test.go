@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/client"
-	"sharq/internal/munged"
-	"sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/internal/testenv"
 )
 
 // staticBin holds the client commands linked statically, as `make build`
@@ -36,7 +36,7 @@ func staticClients(t testing.TB) string {
 		staticBin.dir = filepath.Join(filepath.Dir(binDir), "static")
 		args := []string{"build", "-ldflags=-extldflags=-static", "-o", staticBin.dir + "/"}
 		for _, c := range []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "sharqctl"} {
-			args = append(args, "sharq/cmd/"+c)
+			args = append(args, "github.com/sharq-hpc/sharq/cmd/"+c)
 		}
 		out, err := exec.Command("go", args...).CombinedOutput()
 		if err != nil {

@@ -15,9 +15,9 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"golang.org/x/sys/unix"
 
-	"sharq/internal/testenv"
-	"sharq/runtime"
-	"sharq/runtime/runtimetest"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/runtimetest"
 )
 
 // jobDir makes a directory owned by uid:gid (mode 0755).

@@ -12,9 +12,9 @@ import (
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 
-	"sharq/internal/testenv"
-	"sharq/runtime"
-	"sharq/runtime/runtimetest"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/runtimetest"
 )
 
 // The package's containerd tests share one private daemon, started by

@@ -8,8 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/internal/testenv"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // TestHostImage runs jobs on the host's root filesystem: they see the

@@ -16,8 +16,8 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"sharq/internal/testenv"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func buildImage(t *testing.T, ref string) []byte {

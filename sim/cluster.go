@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"sharq/conf"
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Cluster is what a simulation needs from the configuration: the core's

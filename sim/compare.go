@@ -9,7 +9,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Variant is a configuration Compare runs.

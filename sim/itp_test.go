@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // itpPath is the ITP trace, in shared/ beside the repository.

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // WriteReport writes a human-readable report of one result: the cluster's

@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Result is what one simulation measured. GPU-hours are GPUs held times

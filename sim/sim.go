@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Epoch is the wall-clock time the core sees for the trace's time 0.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

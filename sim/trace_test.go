@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 func gz(t testing.TB, s string) []byte {

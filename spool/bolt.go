@@ -15,7 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // schemaVersion is the layout this package writes and understands:

@@ -3,8 +3,8 @@ package spool_test
 import (
 	"testing"
 
-	"sharq/spool"
-	"sharq/spool/spooltest"
+	"github.com/sharq-hpc/sharq/spool"
+	"github.com/sharq-hpc/sharq/spool/spooltest"
 )
 
 func TestBoltConformance(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Job ids have the form NUM, NUM[], NUM[IDX] each optionally followed by

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Memory is an in-memory Spool with the same semantics as Bolt, minus

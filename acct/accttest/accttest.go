@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/acct"
+	"github.com/sharq-hpc/sharq/acct"
 )
 
 // Factory makes stores for Run.

@@ -7,8 +7,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"sharq/cli"
-	"sharq/client"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
 )
 
 func main() {

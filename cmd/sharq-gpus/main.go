@@ -15,7 +15,7 @@ import (
 	"os"
 	"time"
 
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 func main() {

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"sharq/sim"
+	"github.com/sharq-hpc/sharq/sim"
 )
 
 func main() { os.Exit(sim.Main(os.Args)) }

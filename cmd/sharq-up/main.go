@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"sharq/internal/localcluster"
+	"github.com/sharq-hpc/sharq/internal/localcluster"
 )
 
 func main() {

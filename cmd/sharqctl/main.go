@@ -7,9 +7,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"sharq/cli"
-	"sharq/client"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func main() {

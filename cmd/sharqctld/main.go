@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"sharq/daemon/ctld"
+	"github.com/sharq-hpc/sharq/daemon/ctld"
 )
 
 func main() { os.Exit(ctld.Main(os.Args, os.Stderr)) }

@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"sharq/daemon/noded"
+	"github.com/sharq-hpc/sharq/daemon/noded"
 )
 
 func main() { os.Exit(noded.Main(os.Args)) }

@@ -3,9 +3,9 @@ package ctld
 import (
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/sched"
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // arrayView is what qstat shows of array jobs beyond their records: the

@@ -3,7 +3,7 @@ package ctld
 import (
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // TestQstatListsUnstartedSubjobs checks qstat -t lists every subjob of an

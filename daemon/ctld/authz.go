@@ -3,9 +3,10 @@ package ctld
 import (
 	"fmt"
 	"os/user"
-	"sharq/conf"
 	"strconv"
 	"strings"
+
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // principals is a compiled list of users and groups: "alice", "1001",

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/pgtest"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
 
 // benchCluster fills an in-process controller with n pending jobs.

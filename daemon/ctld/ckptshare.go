@@ -5,8 +5,8 @@ import (
 	"slices"
 	"sort"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // checkpointProblems finds the partitions whose checkpoint_root is meant to

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // listenUnix opens the client socket, replacing a stale one. The socket is

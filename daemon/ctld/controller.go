@@ -12,13 +12,13 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"sharq/acct"
-	"sharq/conf"
-	"sharq/daemon/leader"
-	"sharq/daemon/sched"
-	"sharq/internal/conns"
-	"sharq/internal/secret"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/internal/secret"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // Options configure a Controller.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 const twoShares = `

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/leader"
-	"sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/internal/conns"
 )
 
 // front holds the node and TCP client ports of an HA controller from

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // A follower (a second controller waiting in its campaign) answers on its

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // TestGraceCappedAndQdelShortens: -W grace is capped by the partition's

@@ -12,10 +12,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/leader"
-	"sharq/spool/etcdspool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/spool/etcdspool"
 )
 
 // errNotValid: the leader's lease may have expired (a pause, or etcd

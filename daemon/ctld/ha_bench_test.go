@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // newSpoolCluster is an in-process controller on bbolt, or on an

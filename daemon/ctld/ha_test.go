@@ -12,10 +12,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"sharq/api"
-	"sharq/daemon/leader"
-	"sharq/jobid"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/jobid"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // haTOML is the [etcd] part of a controller's configuration.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // testCluster is an in-process controller with a real spool, a real Unix

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // An unhealthy node gets no jobs and says why in show nodes; a start that

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"sharq/acct"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // history is the controller's side of the job history. The loop hands it

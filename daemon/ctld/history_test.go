@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/acct"
-	"sharq/api"
-	"sharq/conf"
-	"sharq/internal/pgtest"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
 
 // waitRecord polls the store until it has job id.

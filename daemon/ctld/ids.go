@@ -3,7 +3,7 @@ package ctld
 import (
 	"fmt"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Job ids are parsed and printed by package jobid; these helpers bind them

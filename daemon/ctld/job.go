@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/sched"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // job is the controller's view of one job: its record plus what only

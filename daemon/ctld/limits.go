@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/internal/conns"
 )
 
 // Limits bound what one peer may hold of the controller at once, so that

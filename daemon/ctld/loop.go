@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"sharq/api"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // op is one unit of work for the loop. fn runs on the loop goroutine; done

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // startWindow is how many start orders a node may have unanswered: the

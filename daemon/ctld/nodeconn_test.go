@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // A big array of jobs that all fit at once does not flood its node: at

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/sched"
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // node is the controller's view of a node daemon.

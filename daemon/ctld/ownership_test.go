@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // TestQstatFullDuringHistoryTrim reads qstat -f answers while the loop

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // pass runs the scheduling core and carries its plan out: records change

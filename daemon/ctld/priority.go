@@ -3,7 +3,7 @@ package ctld
 import (
 	"fmt"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // pbsPriority maps a PBS priority (qsub -p, qalter -p: api.MinPBSPriority

@@ -3,7 +3,7 @@ package ctld
 import (
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestPBSPriority(t *testing.T) {

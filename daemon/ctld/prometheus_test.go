@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // The Grafana dashboard and the Prometheus alert rules in contrib, tested

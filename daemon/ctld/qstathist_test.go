@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/cli"
-	"sharq/client"
-	"sharq/internal/pgtest"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
 
 // qstatAs runs the real qstat command line as who (nil: this process, root,

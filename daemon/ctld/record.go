@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"sharq/api"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // recordVersion is the spool record format this controller writes. The

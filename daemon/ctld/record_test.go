@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // The fixture testdata/spool-v1 was written by the controller at commit

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"sharq/api"
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // A panic while handling one request or one node message must not take

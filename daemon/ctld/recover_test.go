@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // TestPanicInRequestRebuildsFromSpool: an operation that panics halfway

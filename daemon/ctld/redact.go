@@ -1,6 +1,6 @@
 package ctld
 
-import "sharq/api"
+import "github.com/sharq-hpc/sharq/api"
 
 // Other users see a job the way PBS shows it in a summary: its name,
 // owner, queue, state, resources and times. What may hold secrets (the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // TestOtherUsersSecretsHidden: qstat -f (and qsub -W block's answer) of

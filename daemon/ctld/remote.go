@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/munge"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/munge"
 )
 
 // listenClientsTCP opens the TCP client port (client_listen), with TLS

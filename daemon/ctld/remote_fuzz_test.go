@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // FuzzRemoteIdentity feeds arbitrary credential and request lines to the

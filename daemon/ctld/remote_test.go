@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/munged"
 )
 
 // remoteUID has no passwd entry: its name is the uid, it has no groups.

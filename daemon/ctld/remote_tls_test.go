@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
-	"sharq/client"
-	"sharq/internal/testcert"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/internal/testcert"
 )
 
 // client_tls: the client port speaks TLS with the cluster's certificate;

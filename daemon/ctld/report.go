@@ -7,8 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"sharq/acct"
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // Reads of the job history (sharqctl report, qstat -x for jobs that left

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/acct"
-	"sharq/api"
-	"sharq/cli"
-	"sharq/client"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
 )
 
 // bob is a second user (alice is in ids_test.go).

@@ -8,10 +8,10 @@ import (
 	"math"
 	"slices"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/sched"
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // handle answers one client request. Everything that reads or changes state

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"sharq/daemon/sched"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // restore loads every job from the spool into memory and the core, so that

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sharq/internal/secret"
+	"github.com/sharq-hpc/sharq/internal/secret"
 )
 
 // TestControllerSecretFile checks the controller refuses the secret files

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // TestStartFailuresCountedAcrossRestarts checks the core's decision on

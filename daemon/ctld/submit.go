@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/sched"
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 const maxPriority = 9999

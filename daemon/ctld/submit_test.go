@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // trySubmit submits spec as alice and returns the id or the refusal.

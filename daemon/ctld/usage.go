@@ -3,9 +3,9 @@ package ctld
 import (
 	"time"
 
-	"sharq/acct"
-	"sharq/api"
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/acct"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // Job accounting: what each run's GPUs cost, kept in the job's api.Usage

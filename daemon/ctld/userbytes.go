@@ -3,7 +3,7 @@ package ctld
 import (
 	"fmt"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // defaultUserBytes bounds (Limits.UserBytes) the bytes of scripts, environments and commands one

@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"sharq/api"
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Bounds of what a user sends. qsub checks most of this too, but raw

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 // rawSubmit decodes a submit request as the controller would from the

@@ -7,8 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"sharq/daemon/leader"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // fenced tries one write under fence and reports whether it committed.

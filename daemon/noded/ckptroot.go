@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // markerFile names the file in checkpoint_root that identifies the

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // Where a job finds what it needs to submit jobs (fixed paths, the same in

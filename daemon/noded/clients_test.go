@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func TestJobClients(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // The node confines jobs as its partition says, and reports a memory

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // Dial timeouts. userTimeout bounds how long written data may stay

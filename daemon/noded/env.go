@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // defaultPath is PATH in a job that brings none.

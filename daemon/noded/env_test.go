@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func envMap(env []string) map[string]string {

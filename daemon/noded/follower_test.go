@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/daemon/noded"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/noded"
 )
 
 // nodeFollower answers every hello as a follower controller does: a

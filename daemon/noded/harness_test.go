@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/noded"
-	"sharq/internal/testenv"
-	"sharq/runtime"
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/noded"
+	"github.com/sharq-hpc/sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // waitLimit bounds every wait of these tests, so a broken daemon fails a

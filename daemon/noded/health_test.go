@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
-	"sharq/internal/testenv"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/testenv"
 )
 
 // containerd down: the node stays connected and says it is unhealthy, a

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // DiscoverFunc finds the node's GPUs, as gpu.Discover does: the list and

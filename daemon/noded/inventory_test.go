@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 func TestParseMemTotal(t *testing.T) {

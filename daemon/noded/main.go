@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // Main is sharqd's command line: it wires the configuration, the containerd

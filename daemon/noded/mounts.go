@@ -6,8 +6,8 @@ import (
 	"os/user"
 	"strconv"
 
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // checkMounts says which of the configured mounts this node lacks: a

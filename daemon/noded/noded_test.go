@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/daemon/noded"
-	"sharq/internal/secret"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/daemon/noded"
+	"github.com/sharq-hpc/sharq/internal/secret"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func TestHelloInventoryHeartbeat(t *testing.T) {

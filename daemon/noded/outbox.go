@@ -3,8 +3,8 @@ package noded
 import (
 	"sync"
 
-	"sharq/api"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // outbox holds job state reports until a connection has written them: a

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"sharq/api"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func TestOutboxSupersede(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 	"net"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/internal/secret"
-	"sharq/runtime"
-	"sharq/runtime/gpu"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/internal/secret"
+	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // Sentinel errors of Run.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // conn is the node's side of its connection to the controller, over the

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"syscall"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // ErrBadOrder is wrapped by every reason a start order cannot be run.

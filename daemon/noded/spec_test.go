@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestNodeFileContent(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sharq/api"
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // Job states in api.JobStateMsg.

@@ -3,7 +3,7 @@ package sched
 import (
 	"sort"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Array ids: the array is "123[].lab", its subjob i is "123[i].lab"

@@ -21,7 +21,7 @@ func TestPurity(t *testing.T) {
 	forbidden := map[string]bool{
 		"os": true, "os/exec": true, "os/signal": true, "net": true, "syscall": true,
 		"log": true, "log/slog": true, "io/ioutil": true, "unsafe": true,
-		"sharq/spool": true, "sharq/runtime": true,
+		"github.com/sharq-hpc/sharq/spool": true, "github.com/sharq-hpc/sharq/runtime": true,
 	}
 	checked := 0
 	for _, f := range files {
@@ -40,7 +40,7 @@ func TestPurity(t *testing.T) {
 			switch {
 			case forbidden[path], strings.HasPrefix(path, "net/"),
 				strings.HasPrefix(path, "github.com/containerd/"),
-				strings.HasPrefix(path, "sharq/spool/"), strings.HasPrefix(path, "sharq/runtime/"):
+				strings.HasPrefix(path, "github.com/sharq-hpc/sharq/spool/"), strings.HasPrefix(path, "github.com/sharq-hpc/sharq/runtime/"):
 				t.Errorf("%s: imports %s", fset.Position(imp.Pos()), path)
 			}
 			name := path[strings.LastIndex(path, "/")+1:]

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"sharq/jobid"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // JobID names a job, e.g. "123.lab" or an array subjob "123[7].lab".

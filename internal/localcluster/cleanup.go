@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/internal/ctrd"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/internal/ctrd"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // removeContainers stops and removes the job containers of the cluster's

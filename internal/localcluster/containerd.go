@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 
-	"sharq/internal/ctrd"
+	"github.com/sharq-hpc/sharq/internal/ctrd"
 )
 
 // startContainerd starts a containerd with its root and state under

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"sharq/conf"
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // images are the partitions' default images: the local cluster builds each

@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/internal/munged"
 )
 
 // startMunged runs the cluster's munged when the configuration has a TCP

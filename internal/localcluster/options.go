@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sharq/conf"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 // Defaults for Options.

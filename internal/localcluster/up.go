@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"sharq/api"
-	"sharq/client"
-	"sharq/conf"
-	"sharq/internal/ctrd"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/internal/ctrd"
 )
 
 var (

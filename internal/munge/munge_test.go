@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/internal/munged"
+	"github.com/sharq-hpc/sharq/internal/munged"
 )
 
 // start runs a munged with a fresh key (or key, when given) for t.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/internal/ctrd"
+	"github.com/sharq-hpc/sharq/internal/ctrd"
 )
 
 // StartTimeout bounds how long StartContainerd waits for the daemon.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"sharq/internal/ctrd"
+	"github.com/sharq-hpc/sharq/internal/ctrd"
 )
 
 // ErrNoFreeMajor means every local/experimental major is registered.

@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"sync"
 
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // BusyboxRef is the name of the test image.

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func TestContainerdStartStop(t *testing.T) {

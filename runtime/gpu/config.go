@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // FromConfig returns the GPUs a node's configuration declares: GPU i is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func TestFromConfig(t *testing.T) {

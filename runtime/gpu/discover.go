@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // Inventory sources (api.Inventory.Source).

@@ -10,7 +10,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // discoverNVML asks the NVML library loaded at run time.

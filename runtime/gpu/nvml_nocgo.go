@@ -5,7 +5,7 @@ package gpu
 import (
 	"context"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 // discoverNVML: NVML is a C library, loaded with dlopen; a program built

@@ -14,7 +14,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
-	"sharq/api"
+	"github.com/sharq-hpc/sharq/api"
 )
 
 func busID(i int) string { return fmt.Sprintf("00000000:%02X:00.0", 0x07+i) }

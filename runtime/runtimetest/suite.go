@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // Env is what the suite needs besides the runtime.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	"sharq/spool"
-	"sharq/spool/etcdspool"
-	"sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/spool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
 // BenchmarkScan reads 100,000 records of 1 KiB (a new leader's restore).

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // schemaVersion is the layout this package writes and understands.

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"sharq/spool"
-	"sharq/spool/etcdspool"
-	"sharq/spool/etcdspool/etcdtest"
-	"sharq/spool/spooltest"
+	"github.com/sharq-hpc/sharq/spool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool"
+	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
+	"github.com/sharq-hpc/sharq/spool/spooltest"
 )
 
 var prefixes atomic.Int64

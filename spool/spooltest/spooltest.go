@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"sharq/spool"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // Factory makes spools for Run.

@@ -22,8 +22,8 @@ import (
 	"sync"
 	"time"
 
-	"sharq/api"
-	"sharq/internal/munge"
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/munge"
 )
 
 func main() {
