@@ -20,14 +20,26 @@ import (
 // strategies before they reach a live cluster.
 //
 //	sharq-sim --config cluster.toml --trace jobs.csv [--actions actions.csv] [--out events.jsonl] [--report] [--plot usage.svg] [--compare]
-//	sharq-sim import-itp FILE [-o trace.csv.gz] [--checkpoint 30m] [--config-out itp.toml --gpus 1280]
+//	sharq-sim import-itp FILE [-o trace.csv.gz] [--checkpoint 30m] [--walltime-seed N | --no-walltime] [--config-out itp.toml --gpus 1280]
 func Main(args []string) int {
-	app := &cli.App{
-		Name:  "sharq-sim",
-		Usage: "replay a job trace through sharq's scheduler on a virtual clock",
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := newApp(os.Stdout).RunContext(ctx, flagsFirst(args)); err != nil {
+		fmt.Fprintln(os.Stderr, "sharq-sim:", err)
+		return 1
+	}
+	return 0
+}
+
+// newApp is the command line writing its reports to stdout.
+func newApp(stdout io.Writer) *cli.App {
+	return &cli.App{
+		Writer: stdout,
+		Name:   "sharq-sim",
+		Usage:  "replay a job trace through sharq's scheduler on a virtual clock",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "cluster configuration (TOML)"},
-			&cli.StringFlag{Name: "trace", Aliases: []string{"t"}, Usage: "job trace: CSV with submit_s,job,share,priority,gpus,duration_s[,nodes,grace_s,checkpoint_s], gzipped or not"},
+			&cli.StringFlag{Name: "trace", Aliases: []string{"t"}, Usage: "job trace: CSV with submit_s,job,share,priority,gpus,duration_s[,nodes,grace_s,checkpoint_s,walltime_s], gzipped or not"},
 			&cli.StringFlag{Name: "actions", Aliases: []string{"a"}, Usage: "actions at given times: CSV with t_s,action,target[,value]; action is cancel, hold, release, prio (value: the priority), down, up, drain or resume"},
 			&cli.StringFlag{Name: "out", Usage: "write every event as a JSON line to `FILE` (- for stdout)"},
 			&cli.BoolFlag{Name: "report", Usage: "print per-share usage, waits, preemptions and lost work (the default)"},
@@ -45,17 +57,12 @@ func Main(args []string) int {
 				&cli.StringFlag{Name: "config-out", Usage: "also write a cluster configuration with quotas in proportion to demand to `FILE`"},
 				&cli.IntFlag{Name: "gpus", Value: 1280, Usage: "GPUs of the generated configuration (whole nodes of 8)"},
 				&cli.DurationFlag{Name: "checkpoint", Usage: "give every job this checkpoint_s (e.g. 30m); default: jobs save on SIGTERM"},
+				&cli.Uint64Flag{Name: "walltime-seed", Value: DefaultWalltimeSeed, Usage: "seed of the walltime model's per-job headroom (walltime_s: run time x [1,2), rounded up to 1, 2, 4, 8, 24, 48 or 168 hours)"},
+				&cli.BoolFlag{Name: "no-walltime", Usage: "leave walltime_s empty (the partition's default_walltime applies)"},
 			},
 			Action: importITP,
 		}},
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := app.RunContext(ctx, flagsFirst(args)); err != nil {
-		fmt.Fprintln(os.Stderr, "sharq-sim:", err)
-		return 1
-	}
-	return 0
 }
 
 func simulate(c *cli.Context) (err error) {
@@ -188,6 +195,9 @@ func importITP(c *cli.Context) (err error) {
 		}
 		return err
 	}
+	if !c.Bool("no-walltime") {
+		AddWalltimes(jobs, c.Uint64("walltime-seed"))
+	}
 	if d := c.Duration("checkpoint"); d > 0 {
 		for i := range jobs {
 			jobs[i].Checkpoint = d
@@ -255,7 +265,7 @@ func flagsFirst(args []string) []string {
 	}
 	valued := map[string]bool{"-o": true, "--o": true, "-output": true, "--output": true,
 		"-config-out": true, "--config-out": true, "-gpus": true, "--gpus": true,
-		"-checkpoint": true, "--checkpoint": true}
+		"-checkpoint": true, "--checkpoint": true, "-walltime-seed": true, "--walltime-seed": true}
 	var flags, rest []string
 	tail := args[2:]
 	for k := 0; k < len(tail); k++ {

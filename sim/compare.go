@@ -91,6 +91,14 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	line("wait p50", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 50)) })
 	line("wait p95", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 95)) })
 	line("wait p99", func(r *Result) string { return FormatDuration(Percentile(r.Waits, 99)) })
+	for i, c := range SizeClasses {
+		line("p95 wait "+c.Name, func(r *Result) string { return FormatDuration(Percentile(r.SizeWaits[i], 95)) })
+	}
+	line("slowdown p50", func(r *Result) string { return slowdown(PercentileFloat(r.Totals().Slowdowns, 50)) })
+	line("slowdown p95", func(r *Result) string { return slowdown(PercentileFloat(r.Totals().Slowdowns, 95)) })
+	line("Jain borrowers", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.BorrowerJain(), len(r.Borrowers())) })
+	line("Jain contending, daily", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJain, r.JainWindows) })
+	line("useful / bound", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
 	line("preemptions", func(r *Result) string { return fmt.Sprint(r.Totals().Preemptions) })
 	line("lost GPU-h", func(r *Result) string { return gpuHours(r.Totals().LostGPUHours) })
 	line("grace GPU-h", func(r *Result) string { return gpuHours(r.Totals().GraceGPUHours) })
@@ -107,10 +115,31 @@ func WriteCompare(w io.Writer, results []*Result) error {
 				return FormatDuration(Percentile(r.Shares[i].Waits, 95))
 			})
 		}
+		for i := range results[0].Shares {
+			name := results[0].Shares[i].Name
+			line("slowdown p50/p95 "+name, func(r *Result) string {
+				if i >= len(r.Shares) {
+					return "-"
+				}
+				s := r.Shares[i].Slowdowns
+				return slowdown(PercentileFloat(s, 50)) + "/" + slowdown(PercentileFloat(s, 95))
+			})
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(w, "wait = first submit to first start; percentiles are nearest-rank over the jobs that started")
+	if _, err := fmt.Fprintln(w, "wait = first submit to first start; percentiles are nearest-rank over the jobs that started"); err != nil {
+		return err
+	}
+	if len(results) > 0 {
+		b := results[0].Bound
+		if _, err := fmt.Fprintf(w, "bound = the work-conserving bound, %.1f%%: %s GPU-h of work on %d GPUs ending at %ss at the earliest; useful = utilization less grace and lost work\n",
+			100*b.Utilization, gpuHours(b.WorkGPUHours), results[0].TotalGPUs, FormatSeconds(b.End)); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w, "slowdown = (wait + run) / run of finished jobs; Jain borrowers = Jain's index of borrowed GPU-h / weight over the shares that borrowed (how many);\n"+
+		"Jain contending = the same per day over the shares that wanted to borrow that day, mean weighted by GPU-h borrowed (days counted)")
 	return err
 }

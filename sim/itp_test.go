@@ -196,3 +196,28 @@ func TestITPConfigQuotas(t *testing.T) {
 		t.Errorf("quotas sum to %d", sum)
 	}
 }
+
+// TestITPLendBorrowCopy: contrib/examples/itp-lend-borrow.toml is
+// itp.toml with every share LEND_AND_BORROW; the shares that did not
+// borrow there borrow up to 100% of their quota, the others keep their
+// limits.
+func TestITPLendBorrowCopy(t *testing.T) {
+	orig, err := LoadCluster("../contrib/examples/itp.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := LoadCluster("../contrib/examples/itp-lend-borrow.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := orig.clone()
+	for i := range want.Sched.Shares {
+		s := &want.Sched.Shares[i]
+		if s.Strategy != sched.LendAndBorrow {
+			s.Strategy, s.BorrowLimit = sched.LendAndBorrow, 100
+		}
+	}
+	if !reflect.DeepEqual(lab, want) {
+		t.Errorf("itp-lend-borrow.toml is not itp.toml with every share LEND_AND_BORROW:\n got  %+v\n want %+v", lab.Sched.Shares, want.Sched.Shares)
+	}
+}

@@ -28,20 +28,30 @@ func WriteReport(w io.Writer, r *Result) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "wait = first submit to first start (nearest-rank percentiles of started jobs); queued = mean pending time per job, requeues included")
 	fmt.Fprintln(w, "lost = GPU-hours of work thrown away (since the last checkpoint); grace = GPU-hours preempted jobs held while exiting")
+	fmt.Fprintln(w, "slowdown = (wait + run) / run of finished jobs: submit to end over the run time, requeues included")
+	fmt.Fprintf(w, "work-conserving bound %.1f%% (%s GPU-h of work ending at %ss at the earliest); useful utilization %.1f%% = %.1f%% of the bound\n",
+		100*r.Bound.Utilization, gpuHours(r.Bound.WorkGPUHours), FormatSeconds(r.Bound.End), 100*r.UsefulUtilization(), 100*r.OfBound())
+	fmt.Fprintf(w, "wait p95 by job size:")
+	for i, c := range SizeClasses {
+		fmt.Fprintf(w, " %s %s (%d jobs);", c.Name, FormatDuration(Percentile(r.SizeWaits[i], 95)), len(r.SizeWaits[i]))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Jain's index of borrowed GPU-h / weight over the %d borrowing shares: %.3f; per day over the shares that wanted to borrow: %.3f (%d days)\n",
+		len(r.Borrowers()), r.BorrowerJain(), r.WindowJain, r.JainWindows)
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "share\tstrategy\tquota\tjobs\tdone\tfailed\tnever\town GPU-h\tborrowed GPU-h\tlent GPU-h\twait p50\tp95\tp99\tqueued\tpreempt\tlost GPU-h\tgrace GPU-h\t")
+	fmt.Fprintln(tw, "share\tstrategy\tquota\tjobs\tdone\tfailed\tnever\town GPU-h\tborrowed GPU-h\tlent GPU-h\twait p50\tp95\tp99\tqueued\tslowdown p50\tp95\tpreempt\tlost GPU-h\tgrace GPU-h\t")
 	row := func(s *ShareResult, strategy string) {
 		queued := time.Duration(0)
 		if s.Jobs > 0 {
 			queued = time.Duration(math.Round(s.QueuedHours*3600/float64(s.Jobs))) * time.Second
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t\n",
 			s.Name, strategy, s.Quota, s.Jobs, s.Finished, s.Failed, s.NeverStarted,
 			gpuHours(s.OwnGPUHours), gpuHours(s.BorrowedGPUHours), gpuHours(s.LentGPUHours),
 			FormatDuration(Percentile(s.Waits, 50)), FormatDuration(Percentile(s.Waits, 95)), FormatDuration(Percentile(s.Waits, 99)),
-			FormatDuration(queued), s.Preemptions, gpuHours(s.LostGPUHours), gpuHours(s.GraceGPUHours))
+			FormatDuration(queued), slowdown(PercentileFloat(s.Slowdowns, 50)), slowdown(PercentileFloat(s.Slowdowns, 95)), s.Preemptions, gpuHours(s.LostGPUHours), gpuHours(s.GraceGPUHours))
 	}
 	for i := range r.Shares {
 		s := &r.Shares[i]
@@ -61,6 +71,20 @@ func strategyLabel(s *ShareResult) string {
 		}
 	}
 	return l
+}
+
+// slowdown writes a slowdown to about three significant digits; "-"
+// when no job finished.
+func slowdown(x float64) string {
+	switch {
+	case x == 0:
+		return "-"
+	case x < 10:
+		return strconv.FormatFloat(x, 'f', 2, 64)
+	case x < 100:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 0, 64)
 }
 
 func gpuHours(h float64) string {

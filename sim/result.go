@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+	"slices"
 	"time"
 
 	"github.com/sharq-hpc/sharq/daemon/sched"
@@ -20,7 +22,41 @@ type Result struct {
 	BusyGPUHours float64
 	Shares       []ShareResult   // in configuration order
 	Waits        []time.Duration // every started job's first wait, ascending
-	Usage        *Usage          // with Options.Usage
+	// SizeWaits is the first waits of the started jobs of each of
+	// SizeClasses (by total GPUs), ascending.
+	SizeWaits [][]time.Duration
+	// Bound is the trace's work-conserving bound on this cluster.
+	Bound Bound
+	// WindowJain is the fairness among the borrowers that contended for
+	// idle GPUs, window by window (see fairWindows), over JainWindows
+	// windows of FairnessWindow.
+	WindowJain  float64
+	JainWindows int
+	Usage       *Usage // with Options.Usage
+}
+
+// SizeClass is a range of job sizes in total GPUs, Min..Max.
+type SizeClass struct {
+	Name     string
+	Min, Max int
+}
+
+// SizeClasses are the job sizes the report gives waits for.
+var SizeClasses = []SizeClass{
+	{"1 GPU", 1, 1},
+	{"2-8 GPUs", 2, 8},
+	{"9-32 GPUs", 9, 32},
+	{">32 GPUs", 33, math.MaxInt},
+}
+
+// sizeClass is the index in SizeClasses of a job of gpus GPUs.
+func sizeClass(gpus int) int {
+	for i, c := range SizeClasses {
+		if gpus >= c.Min && gpus <= c.Max {
+			return i
+		}
+	}
+	return 0
 }
 
 // ShareResult is one share's part of a Result.
@@ -30,6 +66,9 @@ type ShareResult struct {
 	Strategy    sched.Strategy
 	Quota       int
 	BorrowLimit int
+	// Weight is the share's weight among borrowers (fair share's
+	// fair_weight; its quota by default).
+	Weight float64
 
 	Jobs         int
 	Finished     int
@@ -47,6 +86,10 @@ type ShareResult struct {
 	LentGPUHours     float64
 
 	Waits []time.Duration // first waits of the jobs that started, ascending
+	// Slowdowns is each finished job's (wait + run) / run: the time from
+	// its submission to its end over its run time (so requeues and the
+	// work lost to them count as waiting), ascending.
+	Slowdowns []float64
 	// QueuedHours is the total pending time of all its jobs, requeues
 	// included (job-hours).
 	QueuedHours float64
@@ -60,10 +103,13 @@ type ShareResult struct {
 	GraceGPUHours float64
 }
 
-func newResult(cl *Cluster, jobs int, usage bool) *Result {
-	res := &Result{TotalGPUs: cl.TotalGPUs(), Jobs: jobs, Shares: make([]ShareResult, len(cl.Sched.Shares))}
-	for i, s := range cl.Sched.Shares {
-		res.Shares[i] = ShareResult{Name: s.Name, Partition: s.Partition, Strategy: s.Strategy, Quota: s.GPUs, BorrowLimit: s.BorrowLimit}
+func newResult(cl *Cluster, jobs []TraceJob, usage bool) *Result {
+	res := &Result{TotalGPUs: cl.TotalGPUs(), Jobs: len(jobs), Shares: make([]ShareResult, len(cl.Sched.Shares)),
+		SizeWaits: make([][]time.Duration, len(SizeClasses)), Bound: WorkConservingBound(jobs, cl)}
+	for i := range cl.Sched.Shares {
+		s := &cl.Sched.Shares[i]
+		res.Shares[i] = ShareResult{Name: s.Name, Partition: s.Partition, Strategy: s.Strategy, Quota: s.GPUs, BorrowLimit: s.BorrowLimit,
+			Weight: shareWeight(s)}
 	}
 	if usage {
 		res.Usage = &Usage{Shares: len(cl.Sched.Shares)}
@@ -81,6 +127,26 @@ func (r *Result) Utilization() float64 {
 		return 0
 	}
 	return r.BusyGPUHours / h
+}
+
+// UsefulUtilization is the GPU-hours of work kept (busy, less the grace
+// time of preempted jobs and the work they lost) / (GPUs x makespan): the
+// utilization that Bound.Utilization bounds.
+func (r *Result) UsefulUtilization() float64 {
+	h := r.Makespan().Hours() * float64(r.TotalGPUs)
+	if h <= 0 {
+		return 0
+	}
+	t := r.Totals()
+	return (r.BusyGPUHours - t.GraceGPUHours - t.LostGPUHours) / h
+}
+
+// OfBound is UsefulUtilization as a fraction of the work-conserving bound.
+func (r *Result) OfBound() float64 {
+	if r.Bound.Utilization <= 0 {
+		return 0
+	}
+	return r.UsefulUtilization() / r.Bound.Utilization
 }
 
 // Totals sums the per-share counters.
@@ -105,12 +171,27 @@ func (r *Result) Totals() ShareResult {
 		t.GraceGPUHours += s.GraceGPUHours
 	}
 	t.Waits = r.Waits
+	for _, s := range r.Shares {
+		t.Slowdowns = append(t.Slowdowns, s.Slowdowns...)
+	}
+	slices.Sort(t.Slowdowns)
 	return t
 }
 
 // Percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted
 // durations; 0 for none.
 func Percentile(sorted []time.Duration, p float64) time.Duration {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	k := int(p/100*float64(n)+0.999999999) - 1
+	k = max(0, min(n-1, k))
+	return sorted[k]
+}
+
+// PercentileFloat is Percentile for sorted float64s; 0 for none.
+func PercentileFloat(sorted []float64, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0

@@ -69,6 +69,7 @@ type simJob struct {
 	firstWait time.Duration // first submit to first start
 	queued    time.Duration // total pending time, requeues included
 	since     time.Duration // pending since
+	end       time.Duration // when it finished (phaseFinished)
 }
 
 // runner is one simulation in progress.
@@ -88,8 +89,14 @@ type runner struct {
 	inUse  []int         // per share, after the previous pass
 	borrow []int
 	lent   []int
-	ended  int
-	rec    Record
+	// pending counts each share's pending jobs; wanting says, after the
+	// previous pass, which LEND_AND_BORROW shares have pending jobs while
+	// at or over their quota (each start would borrow).
+	pending []int
+	wanting []bool
+	fair    fairWindows
+	ended   int
+	rec     Record
 }
 
 // Run replays jobs on the cluster through the scheduling core and returns
@@ -120,10 +127,12 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	}
 	n := len(cl.Sched.Shares)
 	r.inUse, r.borrow, r.lent = make([]int, n), make([]int, n), make([]int, n)
+	r.pending, r.wanting = make([]int, n), make([]bool, n)
 	for i, s := range cl.Sched.Shares {
 		r.shareIdx[s.Name] = i
 	}
-	r.res = newResult(&cl, len(jobs), opt.Usage)
+	r.res = newResult(&cl, jobs, opt.Usage)
+	r.fair = newFairWindows(FairnessWindow, r.res.Shares)
 
 	order := make([]int32, len(jobs))
 	for i := range jobs {
@@ -253,6 +262,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			return false, fmt.Errorf("sim: t=%s: submit job %s: %w", FormatSeconds(r.now), j.id, err)
 		}
 		j.phase = phasePending
+		r.pending[j.share]++
 		j.since = r.now
 		r.emit(EventSubmit, j)
 	case evFinish:
@@ -387,6 +397,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 		}
 		if j.phase == phasePending {
 			j.queued += r.now - j.since
+			r.pending[j.share]--
 		}
 		j.phase = phaseFailed
 		r.res.Shares[j.share].Failed++
@@ -410,6 +421,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 			r.res.Shares[j.share].NodeFailures++
 		}
 		j.phase = phasePending
+		r.pending[j.share]++
 		j.since = r.now
 		r.rec = Record{RemainingS: seconds(j.remaining)}
 		r.emit(EventRequeue, j)
@@ -426,11 +438,13 @@ func (r *runner) carryOut(p *sched.Plan) error {
 			// went down.
 			if j.phase == phasePending {
 				j.queued += r.now - j.since
+				r.pending[j.share]--
 			}
 		default:
 			return r.inconsistent(j, "finish")
 		}
 		j.phase = phaseFinished
+		j.end = r.now
 		if j.cancelled {
 			r.res.Shares[j.share].Cancelled++
 		} else {
@@ -475,6 +489,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 
 func (r *runner) start(j *simJob, st *sched.Start) {
 	j.phase = phaseRunning
+	r.pending[j.share]--
 	j.gen++
 	j.runStart = r.now
 	j.queued += r.now - j.since
@@ -546,6 +561,7 @@ func (r *runner) integrate(t time.Duration) {
 		sr.LentGPUHours += float64(r.lent[i]) * dt
 		r.res.BusyGPUHours += float64(r.inUse[i]) * dt
 	}
+	r.fair.add(r.last, t, r.borrow, r.wanting)
 	r.last = t
 }
 
@@ -561,6 +577,9 @@ func (r *runner) snapshot() {
 			changed = true
 		}
 		r.inUse[i], r.borrow[i], r.lent[i] = su.InUse, su.Borrowed, su.Lent
+	}
+	for i := range r.wanting {
+		r.wanting[i] = r.res.Shares[i].Strategy == sched.LendAndBorrow && r.pending[i] > 0 && r.inUse[i] >= r.res.Shares[i].Quota
 	}
 	if changed && r.res.Usage != nil {
 		r.res.Usage.add(r.now, r.inUse)
@@ -586,14 +605,24 @@ func (r *runner) finish() {
 		if j.started {
 			sr.Waits = append(sr.Waits, j.firstWait)
 			res.Waits = append(res.Waits, j.firstWait)
+			c := sizeClass(j.gpus)
+			res.SizeWaits[c] = append(res.SizeWaits[c], j.firstWait)
+		}
+		if j.phase == phaseFinished && !j.cancelled {
+			sr.Slowdowns = append(sr.Slowdowns, float64(j.end-j.tj.Submit)/float64(j.tj.Duration))
 		}
 		queuedMS[j.share] += j.queued.Milliseconds()
 	}
 	for i := range res.Shares {
 		res.Shares[i].QueuedHours = float64(queuedMS[i]) / float64(time.Hour/time.Millisecond)
 		slices.Sort(res.Shares[i].Waits)
+		slices.Sort(res.Shares[i].Slowdowns)
 	}
+	res.WindowJain, res.JainWindows = r.fair.finish()
 	slices.Sort(res.Waits)
+	for _, w := range res.SizeWaits {
+		slices.Sort(w)
+	}
 	if res.Usage != nil {
 		res.Usage.add(r.now, r.inUse)
 	}

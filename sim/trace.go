@@ -32,6 +32,13 @@ type TraceJob struct {
 	// run time and loses the work since the last save when preempted. Zero
 	// (absent or empty) means it saves on SIGTERM and loses nothing.
 	Checkpoint time.Duration
+	// Walltime is walltime_s, the run time the user asked for (qsub -l
+	// walltime): the core plans reservations and backfill with it. Zero
+	// (absent or empty) means none, and the core counts the partition's
+	// default_walltime. When given it is at least Duration: a job that
+	// would run past its walltime is killed by PBS, which the simulator
+	// does not model.
+	Walltime time.Duration
 }
 
 // TotalGPUs is the job's whole GPU request.
@@ -48,11 +55,12 @@ const (
 	colNodes      = "nodes"
 	colGrace      = "grace_s"
 	colCheckpoint = "checkpoint_s"
+	colWalltime   = "walltime_s"
 )
 
 var (
 	requiredColumns = []string{colSubmit, colJob, colShare, colPriority, colGPUs, colDuration}
-	optionalColumns = []string{colNodes, colGrace, colCheckpoint}
+	optionalColumns = []string{colNodes, colGrace, colCheckpoint, colWalltime}
 )
 
 // Limits on trace values.
@@ -106,7 +114,7 @@ func OpenMaybeGzip(r io.Reader) (io.Reader, error) {
 
 // DecodeTrace reads a CSV trace with a header line, gzipped or not. The
 // columns submit_s, job, share, priority, gpus and duration_s are required;
-// nodes, grace_s and checkpoint_s are optional (an empty value means the
+// nodes, grace_s, checkpoint_s and walltime_s are optional (an empty value means the
 // default). Lines starting with '#' are comments. Every bad row is
 // reported, up to MaxRowErrors, in a *TraceError. Jobs come back in file
 // order.
@@ -303,6 +311,12 @@ func parseRow(rec []string, idx columnIndex, line int, errs *rowErrors) (TraceJo
 	j.Nodes = integer(colNodes, 1, MaxNodes, 1, false)
 	j.Grace = seconds(colGrace, false, false, -1)
 	j.Checkpoint = seconds(colCheckpoint, true, false, 0)
+	j.Walltime = seconds(colWalltime, true, false, 0)
+	if j.Walltime > 0 && j.Duration > 0 && j.Walltime < j.Duration {
+		bad(colWalltime, fmt.Errorf("%w: %s is below duration_s %s (PBS would kill the job at its walltime; the simulator does not model that)",
+			ErrOutOfRange, FormatSeconds(j.Walltime), FormatSeconds(j.Duration)))
+		j.Walltime = 0
+	}
 	return j, ok
 }
 
@@ -428,6 +442,10 @@ func EncodeTrace(w io.Writer, jobs []TraceJob) error {
 		rec[8] = ""
 		if j.Checkpoint > 0 {
 			rec[8] = FormatSeconds(j.Checkpoint)
+		}
+		rec[9] = ""
+		if j.Walltime > 0 {
+			rec[9] = FormatSeconds(j.Walltime)
 		}
 		if err := cw.Write(rec); err != nil {
 			return fmt.Errorf("job %s: %w", j.ID, err)

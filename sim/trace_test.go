@@ -26,18 +26,19 @@ func gz(t testing.TB, s string) []byte {
 }
 
 const goodTrace = `# a comment line
-submit_s,job,share,priority,gpus,duration_s,nodes,grace_s,checkpoint_s
-0,j1,vision,100,2,3600,,,
-12.5,j2,nlp,5000,8,60.25,2,10,600
-12.5,"j,3",nlp,0,1,1e3,1,0,
+submit_s,job,share,priority,gpus,duration_s,nodes,grace_s,checkpoint_s,walltime_s
+0,j1,vision,100,2,3600,,,,3600
+12.5,j2,nlp,5000,8,60.25,2,10,600,
+12.5,"j,3",nlp,0,1,1e3,1,0,,86400.5
 `
 
 func TestDecodeTrace(t *testing.T) {
 	want := []TraceJob{
-		{Line: 3, Submit: 0, ID: "j1", Share: "vision", Priority: 100, GPUs: 2, Nodes: 1, Duration: time.Hour, Grace: -1},
+		{Line: 3, Submit: 0, ID: "j1", Share: "vision", Priority: 100, GPUs: 2, Nodes: 1, Duration: time.Hour, Grace: -1, Walltime: time.Hour},
 		{Line: 4, Submit: 12500 * time.Millisecond, ID: "j2", Share: "nlp", Priority: 5000, GPUs: 8, Nodes: 2,
 			Duration: 60250 * time.Millisecond, Grace: 10 * time.Second, Checkpoint: 10 * time.Minute},
-		{Line: 5, Submit: 12500 * time.Millisecond, ID: "j,3", Share: "nlp", Priority: 0, GPUs: 1, Nodes: 1, Duration: 1000 * time.Second, Grace: 0},
+		{Line: 5, Submit: 12500 * time.Millisecond, ID: "j,3", Share: "nlp", Priority: 0, GPUs: 1, Nodes: 1, Duration: 1000 * time.Second, Grace: 0,
+			Walltime: 24*time.Hour + 500*time.Millisecond},
 	}
 	tests := []struct {
 		name  string
@@ -57,6 +58,7 @@ func TestDecodeTrace(t *testing.T) {
 			if strings.HasPrefix(tc.name, "required") {
 				exp = []TraceJob{want[0], {Line: 5, Submit: 12500 * time.Millisecond, ID: "j2", Share: "nlp", Priority: 5000, GPUs: 8, Nodes: 1, Duration: 60250 * time.Millisecond, Grace: -1}}
 				exp[0].Line = 4
+				exp[0].Walltime = 0
 			}
 			if !reflect.DeepEqual(got, exp) {
 				t.Errorf("got  %+v\nwant %+v", got, exp)
@@ -67,6 +69,7 @@ func TestDecodeTrace(t *testing.T) {
 
 func TestDecodeTraceErrors(t *testing.T) {
 	const hdr = "submit_s,job,share,priority,gpus,duration_s\n"
+	const wallHdr = "submit_s,job,share,priority,gpus,duration_s,walltime_s\n"
 	tests := []struct {
 		name  string
 		input string
@@ -88,6 +91,12 @@ func TestDecodeTraceErrors(t *testing.T) {
 			[]error{ErrBadNumber, ErrOutOfRange, ErrOutOfRange}, []int{3, 5, 6}},
 		{"two errors on one row", hdr + "y,j1,a,1,1,z\n", []error{ErrBadNumber, ErrBadNumber}, []int{2, 2}},
 		{"syntax", hdr + "0,\"j1,a,1,1,10\n", []error{ErrSyntax}, []int{2}},
+		{"walltime below duration", wallHdr + "0,j1,a,1,1,10,9.5\n", []error{ErrOutOfRange}, []int{2}},
+		{"zero walltime", wallHdr + "0,j1,a,1,1,10,0\n", []error{ErrOutOfRange}, []int{2}},
+		{"negative walltime", wallHdr + "0,j1,a,1,1,10,-3600\n", []error{ErrOutOfRange}, []int{2}},
+		{"bad walltime", wallHdr + "0,j1,a,1,1,10,01:00:00\n0,j2,a,1,1,10,1e99\n0,j3,a,1,1,10,NaN\n",
+			[]error{ErrBadNumber, ErrOutOfRange, ErrBadNumber}, []int{2, 3, 4}},
+		{"walltime twice", "submit_s,job,share,priority,gpus,duration_s,walltime_s,walltime_s\n0,j1,a,1,1,10,20,20\n", []error{ErrBadHeader}, []int{1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -228,6 +237,7 @@ func FuzzTrace(f *testing.F) {
 	f.Add(gz(f, goodTrace))
 	f.Add([]byte("submit_s,job,share,priority,gpus,duration_s\n0,j1,a,1,-2,10\nx,j2,a,1,1,10\n"))
 	f.Add([]byte("job,share,submit_s,duration_s,gpus,priority,checkpoint_s\n\"a\"\"b\",s,1e2,.5,3,9999,7\n"))
+	f.Add([]byte("walltime_s,submit_s,job,share,priority,gpus,duration_s\n3600,0,j1,a,1,1,3600\n3599.999,0,j2,a,1,1,3600\n,0,j3,a,1,1,1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		jobs, err := DecodeTrace(bytes.NewReader(data))
 		if err != nil {
@@ -240,7 +250,8 @@ func FuzzTrace(f *testing.F) {
 		ids := make(map[string]bool)
 		for _, j := range jobs {
 			if j.ID == "" || j.Share == "" || ids[j.ID] || j.GPUs < 1 || j.Nodes < 1 || j.Duration <= 0 ||
-				j.Submit < 0 || j.Priority < 0 || j.Priority > MaxPriority || j.Checkpoint < 0 || j.Line < 1 {
+				j.Submit < 0 || j.Priority < 0 || j.Priority > MaxPriority || j.Checkpoint < 0 || j.Line < 1 ||
+				(j.Walltime != 0 && j.Walltime < j.Duration) || j.Walltime < 0 {
 				t.Fatalf("accepted an invalid job %+v", j)
 			}
 			ids[j.ID] = true
