@@ -38,6 +38,9 @@ type Resources struct {
 	// Labels are node labels every node of the job must carry
 	// (-l select=1:ngpus=4:gpu_type=a100; [[node]] labels).
 	Labels map[string]string `json:"labels,omitempty"`
+	// Exclusive is PBS's place=excl: no other job runs on the job's nodes
+	// while it runs (it is charged only the GPUs it asks for).
+	Exclusive bool `json:"exclusive,omitempty"`
 }
 
 // Dep is one -W depend= entry.

@@ -192,6 +192,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		if r.OMPThreads > 0 {
 			attr("Resource_List.ompthreads", r.OMPThreads)
 		}
+		if r.Exclusive {
+			attr("Resource_List.place", "excl")
+		}
 		attr("Resource_List.select", formatSelect(r))
 		if r.Walltime > 0 {
 			attr("Resource_List.walltime", FormatHMS(r.Walltime))

@@ -27,6 +27,7 @@ type resSpec struct {
 	MPIProcs   *int // per node
 	OMPThreads *int
 	Pack       *bool             // place=pack: every chunk on one node
+	Excl       *bool             // place=excl: the job's nodes run nothing else
 	Labels     map[string]string // node labels (gpu_type=a100), by key
 }
 
@@ -55,6 +56,9 @@ func (r *resSpec) overlay(o resSpec) {
 	}
 	if o.Pack != nil {
 		r.Pack = o.Pack
+	}
+	if o.Excl != nil {
+		r.Excl = o.Excl
 	}
 	for k, v := range o.Labels {
 		r.setLabel(k, v)
@@ -95,6 +99,7 @@ func (r resSpec) resources() api.Resources {
 	if len(r.Labels) > 0 {
 		out.Labels = maps.Clone(r.Labels)
 	}
+	out.Exclusive = r.Excl != nil && *r.Excl
 	if r.Pack != nil && *r.Pack && out.Nodes > 1 {
 		// place=pack: the chunks share one node, which holds their sum.
 		n := out.Nodes
@@ -253,26 +258,38 @@ func setChunkResource(key, val string, r *resSpec) error {
 	return nil
 }
 
-// parsePlace reads place=[arrangement][:sharing]. Every chunk of a sharq
-// job is on its own node (scatter, PBS's free does the same here), pack
-// puts them all on one node; jobs share nodes, so only "shared" sharing is
-// taken.
+// parsePlace reads PBS's place=[arrangement][:sharing][:grouping], at most
+// one of each. Arrangement: free, scatter and vscatter put every chunk on
+// its own node (as every sharq chunk is), pack puts them all on one node.
+// Sharing: shared (the default) or excl, the job's nodes run no other job
+// while it runs; exclhost is the same here (a sharq node is a host).
+// Grouping (group=RESOURCE) is refused: sharq has no node groups. A place
+// value replaces an earlier one as a whole (what it leaves out is the
+// default), as in PBS.
 func parsePlace(val string, r *resSpec) error {
+	var arr, sharing string
 	for _, p := range strings.Split(val, ":") {
-		switch strings.ToLower(p) {
-		case "free", "scatter", "vscatter":
-			f := false
-			r.Pack = &f
-		case "pack":
-			t := true
-			r.Pack = &t
-		case "shared":
-		case "excl", "exclhost":
-			return fmt.Errorf("%w place=%s: %s is not supported: sharq shares nodes between jobs (ask for all of a node's GPUs to have it alone)", ErrBadResource, val, p)
+		lp := strings.ToLower(p)
+		switch lp {
+		case "free", "scatter", "vscatter", "pack":
+			if arr != "" {
+				return fmt.Errorf("%w place=%s: two arrangements (%s and %s); give one of free, scatter, vscatter or pack", ErrBadResource, val, arr, p)
+			}
+			arr = lp
+		case "shared", "excl", "exclhost":
+			if sharing != "" {
+				return fmt.Errorf("%w place=%s: two sharing values (%s and %s); give one of shared, excl or exclhost", ErrBadResource, val, sharing, p)
+			}
+			sharing = lp
 		default:
-			return fmt.Errorf("%w place=%s: %q is not free, scatter, vscatter, pack or shared", ErrBadResource, val, p)
+			if strings.HasPrefix(lp, "group=") {
+				return fmt.Errorf("%w place=%s: grouping (%s) is not supported: sharq has no node groups (select nodes by label instead, e.g. -l select=2:ngpus=4:gpu_type=a100)", ErrBadResource, val, p)
+			}
+			return fmt.Errorf("%w place=%s: %q is not free, scatter, vscatter, pack, shared, excl, exclhost or group=", ErrBadResource, val, p)
 		}
 	}
+	pack, excl := arr == "pack", sharing == "excl" || sharing == "exclhost"
+	r.Pack, r.Excl = &pack, &excl
 	return nil
 }
 

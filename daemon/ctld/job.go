@@ -77,6 +77,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		CPUsPerNode:   j.Resources.CPUsPerNode,
 		MemPerNode:    j.Resources.MemPerNode,
 		Labels:        j.Resources.Labels,
+		Exclusive:     j.Resources.Exclusive,
 		NotBefore:     j.NotBefore,
 		Preemptions:   j.Preemptions,
 		NodeFailures:  j.NodeFailures,

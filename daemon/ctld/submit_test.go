@@ -131,3 +131,30 @@ func TestSubmitNodeLabels(t *testing.T) {
 		t.Errorf("qstat shows labels %v", got)
 	}
 }
+
+// TestSubmitExclusive: place=excl reaches the core through the controller:
+// the exclusive job starts alone on an idle node, a later job that would fit
+// beside it waits, qstat shows it exclusive, and the share is charged only
+// the GPUs it asked for.
+func TestSubmitExclusive(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n1 := tc.attachNode("n1")
+	excl := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "x", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Exclusive: true}}})
+	if st := n1.expect(api.MsgStart).Start; st.Job.ID != excl || len(st.GPUs) != 1 || !st.Job.Resources.Exclusive {
+		t.Fatalf("start: %+v", st)
+	}
+	other := tc.submit("b", 1, nil)
+	n1.quiet(200 * time.Millisecond)
+	if j := tc.job(other); j.State != api.StateQueued || j.Reason != "Resources" {
+		t.Fatalf("job beside the exclusive one: state %s reason %q", j.State, j.Reason)
+	}
+	if j := tc.job(excl); !j.Resources.Exclusive {
+		t.Fatalf("qstat lost place=excl: %+v", j.Resources)
+	}
+	n1.report(excl, 0, api.RunExited, 0)
+	n1.expect(api.MsgRemove)
+	if st := n1.expect(api.MsgStart).Start; st.Job.ID != other {
+		t.Fatalf("after the exclusive job: start %+v", st)
+	}
+}

@@ -14,6 +14,7 @@ func (s *Scheduler) consistent() error {
 	jobs := s.sortedJobs()
 	type nodeWant struct {
 		held, nominated, leaving gpuSet
+		excl                     int
 		cpu, nomCPU, leaveCPU    int
 		mem, nomMem, leaveMem    int64
 	}
@@ -53,7 +54,10 @@ func (s *Scheduler) consistent() error {
 			w.held = w.held.or(g)
 			leaving := j.state == Preempting
 			if leaving {
-				w.leaving = w.leaving.or(g)
+				w.leaving = w.leaving.or(j.keeps(i))
+			}
+			if j.Exclusive {
+				w.excl++
 			}
 			if nd.cpus > 0 {
 				w.cpu += max(1, j.CPUsPerNode)
@@ -142,7 +146,11 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("node %s: nominated %v, nominations hold %v", n.cfg.Name, n.nominated.list(), w.nominated.list())
 		case n.leaving != w.leaving:
 			return fmt.Errorf("node %s: leaving %v, preempting jobs hold %v", n.cfg.Name, n.leaving.list(), w.leaving.list())
-		case n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
+		case n.excl != w.excl:
+			return fmt.Errorf("node %s: excl %d, Exclusive jobs on it %d", n.cfg.Name, n.excl, w.excl)
+		case n.excl > 0 && n.free != 0:
+			return fmt.Errorf("node %s: held by an Exclusive job, free %d", n.cfg.Name, n.free)
+		case n.excl == 0 && n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
 			return fmt.Errorf("node %s: free %d", n.cfg.Name, n.free)
 		case n.spare != n.leaving.andNot(n.nominated).count():
 			return fmt.Errorf("node %s: spare %d", n.cfg.Name, n.spare)

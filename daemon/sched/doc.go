@@ -16,7 +16,8 @@
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see
-// state.go), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// state.go), exclusive.go (place=excl: alone on idle nodes, charged
+// what it asks for, never preempts), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart), arrays.go. Nodes start down; NodeUp makes
 // them usable. A pass looks at every share of a partition after a capacity
 // change and only at changed shares otherwise, and at most a bounded number

@@ -235,10 +235,10 @@ func (s *Scheduler) startNominated(p *partition) {
 		for k, n := range nm.nodes {
 			g := setOf(nm.allocs[k].GPUs)
 			switch {
-			case !n.usable() || !n.held.andNot(n.leaving).and(g).isEmpty():
+			case !n.usable() || !n.held.andNot(n.leaving).and(g).isEmpty() || !n.exclLeaving():
 				ok = false
-			case !n.held.and(g).isEmpty():
-				wait = true
+			case !n.held.and(g).isEmpty() || n.excl > 0:
+				wait = true // an Exclusive victim leaves its whole node at once
 			}
 		}
 		// Starting elsewhere must keep the share within its quota while its

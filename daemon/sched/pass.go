@@ -18,11 +18,12 @@ const (
 type shape struct {
 	nodes, gpus, cpus int
 	mem               int64
+	excl              bool  // place=excl places differently
 	group             JobID // its array; a job with labels stands alone
 }
 
 func shapeOf(j *job) shape {
-	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode}
+	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode, excl: j.Exclusive}
 	switch {
 	case j.arr != nil || len(j.Labels) > 0:
 		k.group = j.ID

@@ -16,6 +16,9 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		n.bucket = -1
 	}
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
+	if n.excl > 0 {
+		n.free = 0 // an Exclusive job keeps the rest (exclusive.go)
+	}
 	if p != nil {
 		p.spare -= n.spare
 	}
@@ -51,7 +54,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	var picked []*node
 	// The node holding its checkpoint first, when it has room.
 	pref := s.nodeByName[j.PreferNode]
-	if pref != nil && (pref.part != p || !pref.usable() || pref.free < g || !fitsCPU(j, pref.cpuFree(), pref.memFree()) || !pref.hasLabels(j)) {
+	if pref != nil && (pref.part != p || !pref.usable() || pref.free < g || !fitsCPU(j, pref.cpuFree(), pref.memFree()) || !pref.hasLabels(j) || !pref.takes(j)) {
 		pref = nil
 	}
 	if pref != nil {
@@ -66,7 +69,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << uint(b)
 				n := p.nodes[w*64+b]
-				if n != pref && fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) {
+				if n != pref && fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) && n.takes(j) {
 					picked = append(picked, n)
 				}
 			}
@@ -93,6 +96,9 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 // look at every node, and is asked only for a job about to be reported
 // blocked.
 func (s *Scheduler) shortOf(p *partition, j *job) Reason {
+	if j.Exclusive && s.idleShort(p, j) {
+		return ReasonNoIdleNodes
+	}
 	if !p.accounts {
 		if s.fragmented(p, j) {
 			return ReasonFragmented
@@ -173,8 +179,13 @@ func (s *Scheduler) placeFree(p *partition, j *job) ([]Alloc, []*node, bool) {
 // share.
 func (s *Scheduler) hold(j *job) {
 	j.gpuN = 0
+	j.blocked = nil
 	for i, n := range j.anodes {
 		n.held = n.held.or(setOf(j.allocs[i].GPUs))
+		if j.Exclusive {
+			j.blocked = append(j.blocked, n.valid.or(setOf(j.allocs[i].GPUs)))
+			n.excl++
+		}
 		rc, rm := n.reqOn(j)
 		n.usedCPU += rc
 		n.usedMem += rm
@@ -207,6 +218,9 @@ func (s *Scheduler) unhold(j *job) {
 	}
 	for i, n := range j.anodes {
 		n.held = n.held.andNot(setOf(j.allocs[i].GPUs))
+		if j.Exclusive {
+			n.excl--
+		}
 		rc, rm := n.reqOn(j)
 		n.usedCPU -= rc
 		n.usedMem -= rm
@@ -237,7 +251,7 @@ func (s *Scheduler) unhold(j *job) {
 	if sh := j.share; sh.part != nil {
 		sh.part.dirty = true
 	}
-	j.allocs, j.anodes, j.gpuN = nil, nil, 0
+	j.allocs, j.anodes, j.gpuN, j.blocked = nil, nil, 0, nil
 }
 
 // setLeaving marks (or unmarks) what a preempting job holds as leaving: it
@@ -246,7 +260,7 @@ func (s *Scheduler) unhold(j *job) {
 // refreshes the nodes.
 func (s *Scheduler) setLeaving(j *job, on bool) {
 	for i, n := range j.anodes {
-		g := setOf(j.allocs[i].GPUs)
+		g := j.keeps(i) // an Exclusive job's whole node leaves with it
 		c, m := n.reqOn(j)
 		if on {
 			n.leaving = n.leaving.or(g)

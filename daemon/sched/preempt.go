@@ -59,8 +59,8 @@ import "sort"
 // request at least as large.
 func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 	g := j.total()
-	if g > sh.quota() || g == 0 {
-		return false
+	if g > sh.quota() || g == 0 || j.Exclusive {
+		return false // an Exclusive job waits for idle nodes (exclusive.go)
 	}
 	within := sh.usage()+g <= sh.quota()
 	if within && !sh.failCross.covers(j) {
@@ -132,7 +132,7 @@ func gpusOn(v *job, n *node) (int, int, int64) {
 	for i, x := range v.anodes {
 		if x == n {
 			c, m := n.reqOn(v)
-			return len(v.allocs[i].GPUs), c, m
+			return v.keeps(i).count(), c, m // an Exclusive victim frees its whole node
 		}
 	}
 	return 0, 0, 0
@@ -503,7 +503,7 @@ func (s *Scheduler) nominate(se *search) bool {
 			v := se.cands[i]
 			for k, x := range v.anodes {
 				if x == n {
-					avail = avail.or(setOf(v.allocs[k].GPUs))
+					avail = avail.or(v.keeps(k))
 				}
 			}
 		}

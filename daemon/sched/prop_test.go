@@ -127,6 +127,7 @@ func (w *world) step(nodeEvents bool) {
 			j.CPUsPerNode = rapid.IntRange(0, 3).Draw(w.t, "jc")
 			j.MemPerNode = rapid.SampledFrom([]int64{0, 0, 1, 4}).Draw(w.t, "jm")
 		}
+		j.Exclusive = rapid.IntRange(0, 5).Draw(w.t, "excl") == 0
 		if rapid.IntRange(0, 9).Draw(w.t, "arr") == 0 {
 			j.ID = JobID(fmt.Sprintf("%d[]", w.seq))
 			j.Array = &Array{Indices: []int{0, 1, 2, 3}, MaxRunning: rapid.IntRange(0, 2).Draw(w.t, "max")}
@@ -362,6 +363,24 @@ func (w *world) check(plan Plan) {
 			}
 		}
 	}
+	// place=excl: a node an Exclusive job holds holds no other job, in
+	// either direction (whichever started first).
+	on := map[string][]JobID{}
+	excl := map[string]JobID{}
+	for _, id := range w.jobsIn(Running, Preempting, Killing) {
+		info, _ := w.s.Job(id)
+		for _, a := range info.Allocs {
+			on[a.Node] = append(on[a.Node], id)
+			if info.Job.Exclusive {
+				excl[a.Node] = id
+			}
+		}
+	}
+	for name, id := range excl {
+		if len(on[name]) != 1 {
+			t.Fatalf("node %s: Exclusive job %s shares it with %v\n%s", name, id, on[name], w.dump())
+		}
+	}
 	for name, n := range nodes {
 		var got []int
 		for g := range used[name] {
@@ -472,20 +491,38 @@ func (w *world) checkLiveness() {
 			size[n.Name] = n.GPUs
 		}
 	}
+	// An Exclusive job keeps its whole node: no room there, unless a
+	// pure borrower's, which reclaim frees whole.
+	for _, id := range w.jobsIn(Running) {
+		info, _ := w.s.Job(id)
+		if !info.Job.Exclusive {
+			continue
+		}
+		for _, a := range info.Allocs {
+			if _, ok := room[a.Node]; ok {
+				room[a.Node] = 0
+			}
+		}
+	}
 	for _, id := range w.jobsIn(Running) {
 		info, _ := w.s.Job(id)
 		sc := w.shareCfg(info.Job.Share)
 		if sc.Strategy == LendAndBorrow && sc.GPUs == 0 {
 			for _, a := range info.Allocs {
 				if _, ok := room[a.Node]; ok {
-					room[a.Node] += len(a.GPUs)
+					if info.Job.Exclusive {
+						room[a.Node] = size[a.Node]
+					} else {
+						room[a.Node] += len(a.GPUs)
+					}
 				}
 			}
 		}
 	}
 	for _, id := range w.ids {
 		info, ok := w.s.Job(id)
-		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 {
+		// Exclusive jobs never preempt: they wait for idle nodes.
+		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 || info.Job.Exclusive {
 			continue
 		}
 		g := info.Job.GPUsPerNode

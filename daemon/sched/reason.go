@@ -27,6 +27,7 @@ const (
 	ReasonQuotaLimit                 // more GPUs than its share can ever hold (quota plus borrow limit)
 	ReasonFragmented                 // enough GPUs free in total, but split across nodes: too few nodes hold its GPUs per node
 	ReasonReclaimingForFit           // like ReasonPreempting, but free GPUs hold it in total: victims leave so that its nodes fit
+	ReasonNoIdleNodes                // place=excl: too few usable nodes are idle (no job on them)
 	numReasons
 )
 
@@ -53,6 +54,7 @@ var reasonNames = [numReasons]string{
 	ReasonQuotaLimit:          "QuotaLimitExceeded",
 	ReasonFragmented:          "Fragmented",
 	ReasonReclaimingForFit:    "ReclaimingForFit",
+	ReasonNoIdleNodes:         "NoIdleNodes",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

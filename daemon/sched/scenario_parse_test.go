@@ -20,7 +20,7 @@ import (
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
-//	       [prefer=NODE]
+//	       [prefer=NODE] [excl]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
@@ -228,6 +228,7 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	j.MemPerNode = int64(mem)
 	j.Labels = scLabels(kv["labels"])
 	j.PreferNode = kv["prefer"]
+	j.Exclusive = kv["excl"] == "true"
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {

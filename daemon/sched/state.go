@@ -38,11 +38,12 @@ type job struct {
 	nom      *nomination // this pending job's nomination (it preempts)
 	victimOf *nomination // the nomination this preempting job was chosen for, if it still waits
 
-	runIdx   int     // position in share.running while holding GPUs
-	anodes   []*node // the nodes of allocs
-	gpuN     int     // GPUs held
-	gone     bool    // removed from the core
-	startGen uint64  // the Schedule call that started it
+	runIdx   int      // position in share.running while holding GPUs
+	anodes   []*node  // the nodes of allocs
+	gpuN     int      // GPUs held
+	blocked  []gpuSet // Exclusive: per node, the GPUs it keeps from others (all of the node's)
+	gone     bool     // removed from the core
+	startGen uint64   // the Schedule call that started it
 }
 
 // arrayState is what an array entry tracks beyond its Job.
@@ -175,6 +176,7 @@ type node struct {
 	repCPU     int    // the CPUs NodeUp reported (0: none)
 	repMem     int64  // the memory NodeUp reported (0: none)
 	jobs       []*job // jobs holding GPUs (or CPUs) here
+	excl       int    // Exclusive jobs holding it: while > 0 nothing else is placed here and free is 0
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
 }

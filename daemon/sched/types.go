@@ -147,6 +147,10 @@ type Job struct {
 	// Labels must all be on a node for the job to use it
 	// (-l select=1:ngpus=4:gpu_type=a100).
 	Labels map[string]string
+	// Exclusive is PBS's place=excl: the job's nodes run no other job
+	// while it holds them, and it starts only on idle nodes (see
+	// exclusive.go for what it is charged and what it never does).
+	Exclusive bool
 
 	Hold      Hold
 	NotBefore time.Time // qsub -a: not started before this time

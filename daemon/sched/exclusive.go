@@ -1,0 +1,78 @@
+package sched
+
+// Exclusive placement (PBS place=excl, issue 17 item 9).
+//
+// An Exclusive job runs alone on each of its nodes: it starts only on idle
+// nodes (no job, no nomination, nothing leaving), and while it holds a node
+// nothing else is placed there (n.excl > 0 makes the node's free count 0,
+// so it drops out of the free-count buckets, and place skips it even for a
+// job that asks for no GPU).
+//
+// What it is charged: the GPUs it asked for (Job.GPUsPerNode on each
+// node), as PBS counts a job's requested resources, not the vnode, against
+// its limits. The rest of its nodes' GPUs are blocked: free for nobody,
+// lendable to nobody and nobody's usage. So a 2-GPU exclusive job on an
+// 8-GPU node uses 2 of its share's quota and keeps 6 GPUs idle. An admin
+// who wants whole nodes charged gives such jobs the node's GPUs
+// (-l select=1:ngpus=8); charging blocked GPUs to the share instead would
+// make the charge depend on the node chosen, which the quota checks made
+// before placement cannot know, and would push RESERVE and LEND shares over
+// their quota without borrowing.
+//
+// Preemption: an Exclusive job is a victim like any other (its requested
+// GPUs decide whether its share is over quota), and preempting it frees its
+// whole node: a preemptor's search counts the blocked GPUs as the victim's
+// (gpusOn), and while it leaves they are all spare. An Exclusive job never
+// preempts: it waits until enough nodes are idle, with ReasonNoIdleNodes
+// (choosing every job of a node as victims is a different search; not
+// done).
+
+// idle says whether n has nothing on it: no job, no nomination, nothing
+// leaving.
+func (n *node) idle() bool {
+	return len(n.jobs) == 0 && n.excl == 0 && n.nominated.isEmpty() && n.leaving.isEmpty()
+}
+
+// takes says whether exclusivity lets j be placed on n now: an Exclusive
+// job needs an idle node, any other job a node no Exclusive job holds.
+func (n *node) takes(j *job) bool {
+	if j.Exclusive {
+		return n.idle()
+	}
+	return n.excl == 0
+}
+
+// exclLeaving says whether every Exclusive job holding n is being
+// preempted (true when none holds it).
+func (n *node) exclLeaving() bool {
+	if n.excl == 0 {
+		return true
+	}
+	for _, j := range n.jobs {
+		if j.Exclusive && j.state != Preempting {
+			return false
+		}
+	}
+	return true
+}
+
+// keeps is the set of GPUs j keeps from others on its i-th node: all of
+// the node's for an Exclusive job, its allocation otherwise.
+func (j *job) keeps(i int) gpuSet {
+	if j.Exclusive && i < len(j.blocked) {
+		return j.blocked[i]
+	}
+	return setOf(j.allocs[i].GPUs)
+}
+
+// idleShort counts the usable idle nodes that could hold j; fewer than it
+// needs means it waits for ReasonNoIdleNodes.
+func (s *Scheduler) idleShort(p *partition, j *job) bool {
+	k := 0
+	for _, n := range p.nodes {
+		if n.usable() && n.idle() && n.fitsDeclared(j) && n.free >= j.GPUsPerNode {
+			k++
+		}
+	}
+	return k < j.Nodes
+}
