@@ -15,6 +15,7 @@ type Config struct {
 	Cluster    Cluster
 	Etcd       Etcd // used when Cluster.Spool is SpoolEtcd
 	Accounting Accounting
+	Scheduler  Scheduler
 	Runtime    Runtime
 	Partitions []Partition
 	Nodes      []Node // expanded: one entry per node name, in file order
@@ -144,6 +145,15 @@ type Share struct {
 	Users             []string // user names, "@group" or "*"
 	Enabled           bool     // false: new jobs are refused, running ones finish
 	PriorityDefault   int      // 0..9999
+	// FairWeight is the share's weight among borrowers under fair share;
+	// 0 (absent) means its quota.
+	FairWeight int
+	// FairShareUsers orders the share's jobs by their users' decayed usage.
+	FairShareUsers bool
+	// MaxRunningJobsPerUser and MaxGPUsPerUser cap what one user runs in
+	// the share at once (array subjobs count one by one); 0 = no limit.
+	MaxRunningJobsPerUser int
+	MaxGPUsPerUser        int
 }
 
 // Defaults for optional keys.
@@ -248,6 +258,9 @@ func (c *Config) Sched() sched.Config {
 		Partitions: make([]sched.Partition, len(c.Partitions)),
 		Nodes:      make([]sched.Node, len(c.Nodes)),
 		Shares:     make([]sched.Share, len(c.Shares)),
+
+		FairShare:     c.Scheduler.FairShare,
+		UsageHalfLife: c.Scheduler.UsageHalfLife,
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
@@ -264,6 +277,11 @@ func (c *Config) Sched() sched.Config {
 			Strategy:          s.Strategy,
 			BorrowLimit:       s.BorrowLimit,
 			InSharePreemption: s.InSharePreemption,
+
+			FairWeight:            s.FairWeight,
+			FairShareUsers:        s.FairShareUsers,
+			MaxRunningJobsPerUser: s.MaxRunningJobsPerUser,
+			MaxGPUsPerUser:        s.MaxGPUsPerUser,
 		}
 	}
 	return sc

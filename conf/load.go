@@ -91,7 +91,8 @@ func (l *loader) config(doc map[string]any) *Config {
 	nodeTables := root.tables("node")
 	shareTables := root.tables("share")
 	cfg.Accounting = l.accounting(root.subtable("accounting", "accounting"), cfg.Cluster.SpoolDir)
-	root.unknown("cluster", "etcd", "runtime", "accounting", "partition", "node", "share")
+	cfg.Scheduler = l.scheduler(root.subtable("scheduler", "scheduler"))
+	root.unknown("cluster", "etcd", "runtime", "accounting", "scheduler", "partition", "node", "share")
 
 	// An absent or empty array is reported here; a value of another
 	// kind was reported by tables.

@@ -98,6 +98,9 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Shares, wantS) {
 				t.Errorf("shares = %+v", c.Shares)
 			}
+			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife}) {
+				t.Errorf("scheduler = %+v, want fair share with the default half-life", c.Scheduler)
+			}
 		}},
 		{"etcd.toml", func(t *testing.T, c *Config) {
 			want := Etcd{Endpoints: []string{"https://e1:2379", "https://e2:2379", "https://e3:2379"},
@@ -271,11 +274,15 @@ func TestSched(t *testing.T) {
 	}
 	wantS := []sched.Share{
 		{Name: "x", Partition: "a100", GPUs: 10, Strategy: sched.Reserve, BorrowLimit: -1, InSharePreemption: true},
-		{Name: "y", Partition: "a100", GPUs: 8, Strategy: sched.LendAndBorrow, BorrowLimit: 0},
+		{Name: "y", Partition: "a100", GPUs: 8, Strategy: sched.LendAndBorrow, BorrowLimit: 0,
+			FairWeight: 3, FairShareUsers: true, MaxRunningJobsPerUser: 4, MaxGPUsPerUser: 6},
 		{Name: "z", Partition: "cpu", Strategy: sched.Lend, BorrowLimit: -1},
 	}
 	if !reflect.DeepEqual(sc.Shares, wantS) {
 		t.Errorf("shares = %+v", sc.Shares)
+	}
+	if sc.FairShare || sc.UsageHalfLife != 36*time.Hour {
+		t.Errorf("fair share %v, half-life %v; want false, 36h", sc.FairShare, sc.UsageHalfLife)
 	}
 }
 

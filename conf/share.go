@@ -117,11 +117,39 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 				t.errf("priority_default", "%d is out of range 0..%d", n, MaxPriority)
 			}
 		}
+		if n, ok := t.integer("fair_weight"); ok {
+			s.FairWeight = n
+			if n < 1 || n > MaxFairWeight {
+				t.errf("fair_weight", "%d is out of range 1..%d", n, MaxFairWeight)
+			}
+		}
+		if b, ok := t.boolean("fair_share_users"); ok {
+			s.FairShareUsers = b
+		}
+		for _, k := range []struct {
+			key string
+			v   *int
+		}{{"max_running_jobs_per_user", &s.MaxRunningJobsPerUser}, {"max_gpus_per_user", &s.MaxGPUsPerUser}} {
+			if n, ok := t.integer(k.key); ok {
+				*k.v = n
+				if n < 0 || n > MaxPerUserLimit {
+					t.errf(k.key, "%d is out of range 0..%d (0 means no limit)", n, MaxPerUserLimit)
+					*k.v = 0
+				}
+			}
+		}
 		t.unknown("name", "partition", "gpus", "strategy", "borrow_limit", "in_share_preemption",
-			"users", "state", "priority_default")
+			"users", "state", "priority_default", "fair_weight", "fair_share_users",
+			"max_running_jobs_per_user", "max_gpus_per_user")
 	}
 	return out
 }
+
+// Bounds of the fair share and per-user keys of a [[share]].
+const (
+	MaxFairWeight   = 1 << 20
+	MaxPerUserLimit = 1 << 30
+)
 
 // checkQuotas reports partitions whose shares guarantee more GPUs than
 // their nodes have. It is skipped for partitions whose capacity is unsure

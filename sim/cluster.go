@@ -38,6 +38,7 @@ func (c *Cluster) share(name string) *sched.Share {
 // clone copies the configuration deeply enough for a variant to change it.
 func (c Cluster) clone() Cluster {
 	out := Cluster{Grace: make(map[string]time.Duration, len(c.Grace))}
+	out.Sched = c.Sched // the switches (fair share, ...); slices copied below
 	out.Sched.Partitions = append([]sched.Partition(nil), c.Sched.Partitions...)
 	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
 	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)

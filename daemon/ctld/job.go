@@ -69,6 +69,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 	sj := sched.Job{
 		ID:            sched.JobID(j.ID),
 		Share:         j.Share,
+		User:          j.Owner.User,
 		Priority:      j.Priority,
 		Seq:           j.Seq,
 		Submit:        j.SubmitTime,

@@ -43,6 +43,9 @@ func validate(cfg Config) error {
 		}
 		nodes[n.Name] = true
 	}
+	if cfg.UsageHalfLife < 0 || cfg.UsageHalfLife > maxHalfLife || (cfg.UsageHalfLife > 0 && cfg.UsageHalfLife < minHalfLife) {
+		return fmt.Errorf("%w: usage half-life %v (%v..%v)", ErrInvalid, cfg.UsageHalfLife, minHalfLife, maxHalfLife)
+	}
 	shares := map[string]bool{}
 	for _, s := range cfg.Shares {
 		switch {
@@ -58,6 +61,10 @@ func validate(cfg Config) error {
 			return fmt.Errorf("%w: share %q: strategy %v", ErrInvalid, s.Name, s.Strategy)
 		case s.BorrowLimit < Unlimited:
 			return fmt.Errorf("%w: share %q: borrow limit %d", ErrInvalid, s.Name, s.BorrowLimit)
+		case s.FairWeight < 0 || s.FairWeight > maxFairWeight:
+			return fmt.Errorf("%w: share %q: fair weight %d (0..%d)", ErrInvalid, s.Name, s.FairWeight, maxFairWeight)
+		case s.MaxRunningJobsPerUser < 0 || s.MaxGPUsPerUser < 0:
+			return fmt.Errorf("%w: share %q: negative per-user limit", ErrInvalid, s.Name)
 		}
 		shares[s.Name] = true
 	}
@@ -65,11 +72,11 @@ func validate(cfg Config) error {
 }
 
 func cloneConfig(cfg Config) Config {
-	return Config{
-		Partitions: append([]Partition(nil), cfg.Partitions...),
-		Nodes:      append([]Node(nil), cfg.Nodes...),
-		Shares:     append([]Share(nil), cfg.Shares...),
-	}
+	c := cfg
+	c.Partitions = append([]Partition(nil), cfg.Partitions...)
+	c.Nodes = append([]Node(nil), cfg.Nodes...)
+	c.Shares = append([]Share(nil), cfg.Shares...)
+	return c
 }
 
 // sortedJobs returns every job in a fixed order.
@@ -130,6 +137,7 @@ func (s *Scheduler) install(cfg Config) {
 	s.shareByName = map[string]*share{}
 	for i, sc := range cfg.Shares {
 		sh := &share{cfg: sc, idx: i}
+		sh.q.perUser = perUser(sc)
 		p := s.partByName[sc.Partition]
 		sh.part = p
 		p.shares = append(p.shares, sh)

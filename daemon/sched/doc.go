@@ -18,7 +18,13 @@
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see
 // state.go), exclusive.go (place=excl: alone on idle nodes, charged
 // what it asks for, never preempts), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
-// restores them after a restart), arrays.go. Nodes start down; NodeUp makes
+// restores them after a restart), arrays.go, fairshare.go (decayed usage;
+// under Config.FairShare the borrowers of a partition go one job at a time
+// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2) /
+// weight instead of submission order; Usage and UsageRestored carry the
+// usage over a restart), userlimits.go (max running jobs and GPUs per user
+// in a share) and usercursor.go (a share's queue per user, merged in a
+// pass by queue order or by the users' fair keys). Nodes start down; NodeUp makes
 // them usable. A pass looks at every share of a partition after a capacity
 // change and only at changed shares otherwise, and at most a bounded number
 // of blocked jobs per share (the rest wait with ReasonPriority), so a pass

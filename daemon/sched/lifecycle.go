@@ -209,6 +209,7 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	}
 	nm.victims = nil
 	s.shareAdd(j.share, 0, 0, -j.total())
+	s.userAdd(j, -1, j.total(), true)
 	j.nom = nil
 	for i, x := range p.noms {
 		if x == nm {
@@ -268,6 +269,7 @@ func (s *Scheduler) startNominated(p *partition) {
 			n.nomMem -= rm
 		}
 		s.shareAdd(j.share, 0, 0, -j.total())
+		s.userAdd(j, -1, j.total(), true)
 		j.nom = nil
 		p.noms = append(p.noms[:i], p.noms[i+1:]...)
 		s.start(j, nm.allocs, nm.nodes)

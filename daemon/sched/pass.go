@@ -18,12 +18,16 @@ const (
 type shape struct {
 	nodes, gpus, cpus int
 	mem               int64
-	excl              bool  // place=excl places differently
-	group             JobID // its array; a job with labels stands alone
+	excl              bool   // place=excl places differently
+	group             JobID  // its array; a job with labels stands alone
+	user              string // in a share with per-user rules
 }
 
 func shapeOf(j *job) shape {
 	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode, excl: j.Exclusive}
+	if j.share != nil && j.share.q.perUser {
+		k.user = j.User
+	}
 	switch {
 	case j.arr != nil || len(j.Labels) > 0:
 		k.group = j.ID
@@ -41,7 +45,8 @@ func shapeOf(j *job) shape {
 // request <= quota; usage counts the share's jobs still being preempted), across shares by submission order (Seq) and within a
 // share in queue order (priority, then Seq): each starts on free GPUs, or
 // reclaims GPUs by preemption, or is blocked. Phase 2 then goes through the
-// jobs that must borrow, across shares by Seq.
+// jobs that must borrow, across shares by Seq, or under fair share one job
+// at a time from the share with the lowest fair key (fairshare.go).
 //
 // A blocked job keeps later (lower) jobs of its share from delaying it: a
 // within-quota job blocked for room (GPUs, CPUs, memory) stops the share's
@@ -66,7 +71,7 @@ func (s *Scheduler) pass(p *partition) {
 			continue
 		}
 		sh.dirty = false
-		sh.cur = sh.q.first()
+		sh.cur = s.firstCursor(sh)
 		sh.budget = lookahead
 		sh.p1Done, sh.p1Headroom = false, false
 		sh.cands, sh.candPos = sh.cands[:0], 0
@@ -87,7 +92,7 @@ func (s *Scheduler) pass(p *partition) {
 	borrowed := false
 
 	// Phase 1: within quota.
-	h := shareHeap{key: func(sh *share) uint64 { return sh.cur.job().Seq }}
+	h := shareHeap{key: func(sh *share) heapKey { return heapKey{seq: sh.cur.job().Seq} }}
 	for _, sh := range scan {
 		if s.next1(sh) {
 			h.add(sh)
@@ -119,8 +124,12 @@ func (s *Scheduler) pass(p *partition) {
 		}
 	}
 
-	// Phase 2: borrowing.
-	h = shareHeap{key: func(sh *share) uint64 { return s.cand2(sh).Seq }}
+	// Phase 2: borrowing; under fair share the share with the lowest fair
+	// key first (fairshare.go), else by submission order.
+	h = shareHeap{key: func(sh *share) heapKey { return heapKey{seq: s.cand2(sh).Seq} }}
+	if s.cfg.FairShare {
+		h.key = func(sh *share) heapKey { return heapKey{fair: s.fairKey(sh), seq: s.cand2(sh).Seq} }
+	}
 	for _, sh := range scan {
 		if s.next2(sh) {
 			h.add(sh)
@@ -193,9 +202,13 @@ func (s *Scheduler) examinedAs(sh *share, j *job, r Reason) {
 // they get the reason the examined one got).
 func (s *Scheduler) skipGone(sh *share) {
 	c := &sh.cur
+	s.refix(sh)
 	for c.valid() {
 		j := c.job()
 		if j.inReady && j.state == Pending && j.nom == nil {
+			if s.skipUserLimited(sh, j) {
+				continue
+			}
 			if len(sh.seen) == 0 || sh.skips >= maxSkips {
 				return
 			}
@@ -288,6 +301,9 @@ func (s *Scheduler) blocked(sh *share, j *job, r Reason) {
 // preempt it (in-share preemption), or jobs of a shape that started were
 // passed over, the share is looked at again next pass.
 func (s *Scheduler) started(sh *share, j *job) {
+	if sh.cur.fair {
+		sh.cur.stale = true // the user's fair key grows
+	}
 	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
 		sh.redirty = true
 	}
@@ -304,6 +320,10 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	}
 	if s.atArrayLimit(j) {
 		s.blocked(sh, j, ReasonArrayLimit)
+		return false
+	}
+	if r := userLimit(sh, j); r != ReasonNone {
+		s.blocked(sh, j, r)
 		return false
 	}
 	g := j.total()
@@ -351,6 +371,10 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		s.blocked(sh, j, ReasonArrayLimit)
 		return false
 	}
+	if r := userLimit(sh, j); r != ReasonNone {
+		s.blocked(sh, j, r)
+		return false
+	}
 	g := j.total()
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
@@ -372,10 +396,18 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		return false
 	case g > p.borrowable():
 		r = ReasonQuota
-	case g+sh.reservedP > p.borrowable() || g+p.claimed > p.borrowable():
-		// A borrower ahead (in submission order, any share) keeps its
-		// claim on the lendable GPUs.
+	case g+sh.reservedP > p.borrowable():
+		// A borrower ahead in its own share keeps its claim.
 		s.blocked(sh, j, ReasonPriority)
+		return false
+	case g+p.claimed > p.borrowable():
+		// A borrower ahead (in submission order, or by fair share, any
+		// share) keeps its claim on the lendable GPUs.
+		r := ReasonPriority
+		if s.cfg.FairShare {
+			r = ReasonFairShare
+		}
+		s.blocked(sh, j, r)
 		return false
 	default:
 		if allocs, nodes, ok := s.place(p, j); ok {
@@ -400,12 +432,19 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	return false
 }
 
-// shareHeap orders shares by the Seq of their current candidate (cached:
+// shareHeap orders shares by the key of their current candidate (cached:
 // only the top share's candidate changes).
 type shareHeap struct {
 	items []*share
-	keys  []uint64
-	key   func(*share) uint64
+	keys  []heapKey
+	key   func(*share) heapKey
+}
+
+// heapKey orders shares in a pass: by fair key (phase 2 under fair share),
+// then by their candidate's Seq.
+type heapKey struct {
+	fair float64
+	seq  uint64
 }
 
 func (h *shareHeap) add(sh *share) {
@@ -414,8 +453,11 @@ func (h *shareHeap) add(sh *share) {
 }
 
 func (h *shareHeap) less(a, b int) bool {
-	if h.keys[a] != h.keys[b] {
-		return h.keys[a] < h.keys[b]
+	if x, y := h.keys[a], h.keys[b]; x != y {
+		if x.fair != y.fair {
+			return x.fair < y.fair
+		}
+		return x.seq < y.seq
 	}
 	return h.items[a].idx < h.items[b].idx
 }

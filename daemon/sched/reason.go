@@ -28,6 +28,9 @@ const (
 	ReasonFragmented                 // enough GPUs free in total, but split across nodes: too few nodes hold its GPUs per node
 	ReasonReclaimingForFit           // like ReasonPreempting, but free GPUs hold it in total: victims leave so that its nodes fit
 	ReasonNoIdleNodes                // place=excl: too few usable nodes are idle (no job on them)
+	ReasonFairShare                  // a borrower of a share with less decayed usage per weight goes first (fair share)
+	ReasonUserJobLimit               // its user runs the share's max_running_jobs_per_user jobs
+	ReasonUserGPULimit               // starting it would pass the share's max_gpus_per_user for its user
 	numReasons
 )
 
@@ -55,6 +58,9 @@ var reasonNames = [numReasons]string{
 	ReasonFragmented:          "Fragmented",
 	ReasonReclaimingForFit:    "ReclaimingForFit",
 	ReasonNoIdleNodes:         "NoIdleNodes",
+	ReasonFairShare:           "FairShare",
+	ReasonUserJobLimit:        "UserJobLimit",
+	ReasonUserGPULimit:        "UserGPULimit",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

@@ -14,11 +14,13 @@ import (
 //	partition NAME [retries=N] [node_retries=N] [start_retries=N] [ckpt_local]
 //	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
+//	      [weight=N] [fair_users] [max_jobs_user=N] [max_gpus_user=N]
+//	scheduler [fair_share] [half_life=SECONDS]
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
-//	submit ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
+//	submit ID share=S [user=U] [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	       [prefer=NODE] [excl]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
@@ -40,7 +42,7 @@ import (
 //
 //	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [start_failures=N] [hold=uos] [nodes=n1,n2] [prefer=NODE]
 //	check gone ID
-//	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N]
+//	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N] [usage=GPU-SECONDS, rounded]
 //	check node N used=0-3|none
 
 type scStep struct {
@@ -207,7 +209,7 @@ func scReason(s string) (Reason, error) {
 
 // scJob builds a Job from submit/adopt arguments.
 func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
-	j := Job{ID: JobID(id), Share: kv["share"]}
+	j := Job{ID: JobID(id), Share: kv["share"], User: kv["user"]}
 	var err error
 	if j.GPUsPerNode, err = scInt(kv, "gpus", 1); err != nil {
 		return j, err
@@ -295,9 +297,21 @@ func parseScenario(text string) (*scenario, error) {
 			cfg = draft
 		}
 		switch f[0] {
-		case "partition", "node", "share":
+		case "partition", "node", "share", "scheduler":
 			if !inConfig && draft == nil {
 				return nil, fail("%s outside the configuration (use reconfig)", f[0])
+			}
+			if f[0] == "scheduler" {
+				kv, err := scArgs(f[1:])
+				if err != nil {
+					return nil, fail("%v", err)
+				}
+				hl, err := scInt(kv, "half_life", 0)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
+				cfg.FairShare, cfg.UsageHalfLife = kv["fair_share"] == "true", time.Duration(hl)*time.Second
+				continue
 			}
 			if len(f) < 2 {
 				return nil, fail("%s needs a name", f[0])
@@ -333,14 +347,18 @@ func parseScenario(text string) (*scenario, error) {
 			case "share":
 				g, err1 := scInt(kv, "gpus", 0)
 				b, err2 := scInt(kv, "borrow", 0)
-				if err1 != nil || err2 != nil {
+				w, err3 := scInt(kv, "weight", 0)
+				mj, err4 := scInt(kv, "max_jobs_user", 0)
+				mg, err5 := scInt(kv, "max_gpus_user", 0)
+				if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil {
 					return nil, fail("bad share numbers")
 				}
 				st, err := ParseStrategy(kv["strategy"])
 				if err != nil {
 					return nil, fail("%v", err)
 				}
-				cfg.Shares = append(cfg.Shares, Share{Name: f[1], Partition: kv["part"], GPUs: g, Strategy: st, BorrowLimit: b, InSharePreemption: kv["inshare"] == "true"})
+				cfg.Shares = append(cfg.Shares, Share{Name: f[1], Partition: kv["part"], GPUs: g, Strategy: st, BorrowLimit: b, InSharePreemption: kv["inshare"] == "true",
+					FairWeight: w, FairShareUsers: kv["fair_users"] == "true", MaxRunningJobsPerUser: mj, MaxGPUsPerUser: mg})
 			}
 			continue
 		case "reconfig":

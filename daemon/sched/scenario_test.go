@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,6 +222,7 @@ func runCheck(s *Scheduler, c *scCheck) []string {
 			cmp("lent", strconv.Itoa(u.Lent))
 			cmp("pending", strconv.Itoa(u.Pending))
 			cmp("running", strconv.Itoa(u.Running))
+			cmp("usage", strconv.FormatInt(int64(math.Round(s.ShareFairUsage(c.name))), 10))
 			return bad
 		}
 		bad = append(bad, "share "+c.name+" not found")

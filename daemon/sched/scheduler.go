@@ -32,6 +32,9 @@ type Scheduler struct {
 	gen       uint64
 	inPass    bool
 	drop      []*job // queue removals deferred to the end of a pass
+
+	uses    map[string]*shareUse // decayed usage by share name (fairshare.go)
+	usageAt time.Time            // the time uses is brought to
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
@@ -44,6 +47,7 @@ func New(cfg Config) (*Scheduler, error) {
 		outcomes:   map[JobID]outcome{},
 		waiters:    map[JobID][]*job{},
 		orphanSubs: map[JobID][]*job{},
+		uses:       map[string]*shareUse{},
 	}
 	s.install(cfg)
 	return s, nil
@@ -87,6 +91,8 @@ func (s *Scheduler) Apply(ev Event) error {
 		}
 	case DependencyOutcome:
 		err = s.dependencyOutcome(e)
+	case UsageRestored:
+		err = s.usageRestored(e)
 	default:
 		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
 	}
@@ -99,6 +105,7 @@ func (s *Scheduler) Apply(ev Event) error {
 func (s *Scheduler) Schedule(now time.Time) Plan {
 	s.now = now
 	s.gen++
+	s.accrue(now)
 	for len(s.begin) > 0 && !s.begin[0].at.After(now) {
 		e := heap.Pop(&s.begin).(beginEntry)
 		j := e.j
@@ -138,6 +145,7 @@ func (s *Scheduler) Schedule(now time.Time) Plan {
 		}
 		s.drainNotices()
 	}
+	s.snapshotRates()
 	plan := s.plan
 	s.plan = Plan{}
 	plan.Now = now

@@ -72,10 +72,11 @@ type share struct {
 	removed bool
 	part    *partition
 
-	q       queue
-	run     int // GPUs of Running and Killing jobs
-	pre     int // GPUs of Preempting jobs
-	nom     int // GPUs nominated for this share's preemptors
+	q       shareQueue
+	users   map[string]*userState // what each user holds in the share
+	run     int                   // GPUs of Running and Killing jobs
+	pre     int                   // GPUs of Preempting jobs
+	nom     int                   // GPUs nominated for this share's preemptors
 	running []*job
 	pending int // pending entries
 
@@ -85,7 +86,7 @@ type share struct {
 	holdAll     bool // per pass: a within-quota job is blocked for room; later ones wait
 
 	// per pass
-	cur         cursor
+	cur         mcursor
 	budget      int
 	p1Done      bool
 	p1Headroom  bool // phase 1 stopped because no quota headroom was left

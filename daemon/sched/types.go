@@ -55,7 +55,20 @@ type Config struct {
 	Partitions []Partition
 	Nodes      []Node
 	Shares     []Share
+	// FairShare orders the borrowers of a partition across shares by their
+	// decayed borrowed usage per fair weight (fairshare.go), and the jobs
+	// of a share with FairShareUsers by their users' decayed usage; false
+	// keeps submission order among borrowers.
+	FairShare bool
+	// UsageHalfLife is how fast recorded usage decays (Slurm's
+	// PriorityDecayHalfLife): usage that old counts half. 0 means
+	// DefaultUsageHalfLife.
+	UsageHalfLife time.Duration
 }
+
+// DefaultUsageHalfLife is the half-life of usage when Config sets none
+// (Slurm's default PriorityDecayHalfLife).
+const DefaultUsageHalfLife = 7 * 24 * time.Hour
 
 // Partition groups nodes; shares divide its GPUs.
 type Partition struct {
@@ -99,6 +112,18 @@ type Share struct {
 	// its quota (LendAndBorrow only); Unlimited for no cap.
 	BorrowLimit       int
 	InSharePreemption bool
+	// FairWeight is the share's weight among borrowers under fair share;
+	// 0 means its quota (at least 1).
+	FairWeight int
+	// FairShareUsers orders the share's jobs by their users' decayed
+	// usage in the share (under Config.FairShare), priority first.
+	FairShareUsers bool
+	// MaxRunningJobsPerUser caps the jobs (array subjobs counted one by
+	// one) one user runs in the share at once; 0 for no limit.
+	MaxRunningJobsPerUser int
+	// MaxGPUsPerUser caps the GPUs one user's jobs hold in the share at
+	// once; 0 for no limit.
+	MaxGPUsPerUser int
 }
 
 // DepType is a PBS dependency type (-W depend=TYPE:ID); package jobid
@@ -136,6 +161,7 @@ const (
 type Job struct {
 	ID       JobID
 	Share    string
+	User     string // who submitted it: per-user limits and fair share
 	Priority int    // 0..9999, higher first
 	Seq      uint64 // submission order (the job number); lower is earlier
 	Submit   time.Time

@@ -1,0 +1,290 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Fair share among borrowers (issue 14 item 2).
+//
+// The core records, for every share, the GPUs it borrows (held beyond its
+// quota) integrated over time and decayed with Config.UsageHalfLife: usage
+// u seconds old counts 2^(-u/half-life). For every user of a share it
+// records the same of all the GPUs the user's jobs hold in the share. The
+// integral is exact for the holdings between two Schedule calls (what was
+// held at the end of one call is held until the next), so it does not
+// depend on how often a driver calls Schedule.
+//
+// With Config.FairShare, phase 2 of a pass (the jobs that must borrow)
+// takes one job at a time from the share with the lowest fair key
+//
+//	(U + b·H/ln 2) / w
+//
+// U being the share's decayed borrowed GPU-seconds, b the GPUs it borrows
+// now (jobs started in this pass included), H the half-life and w its
+// FairWeight (default its quota, at least 1). H/ln 2 is the mean life of
+// usage: b·H/ln 2 is the decayed usage that borrowing b GPUs for ever comes
+// to, so what a share holds now and what it used recently weigh alike. A
+// share that borrowed much recently thus yields the idle GPUs to one that
+// did not, and shares that borrow alike alternate job by job. A borrower
+// blocked for room claims its GPUs of the lendable pool as in submission
+// order, so a large job of the share whose turn it is is not starved by
+// small jobs of others; these wait with ReasonFairShare. Phase 1 (jobs
+// within their share's quota, reclaim by preemption) is not touched: fair
+// share never holds back a share within its quota.
+//
+// With FairShareUsers on a share, its jobs are taken by priority, then by
+// their user's fair key (U_user + g_user·H/ln 2), U_user the user's decayed
+// GPU-seconds in the share and g_user the GPUs the user holds there now,
+// then in submission order (usercursor.go).
+
+// Bounds on the configuration.
+const (
+	maxFairWeight = 1 << 20
+	minHalfLife   = time.Minute
+	maxHalfLife   = 10 * 365 * 24 * time.Hour
+	// maxUsageUsers bounds the users one share's restored usage may name.
+	maxUsageUsers = 1 << 16
+	// usageFloor: a user whose decayed usage fell below it and who holds
+	// nothing is forgotten.
+	usageFloor = 1e-3
+)
+
+// shareUse is the decayed usage recorded for one share name; it outlives
+// reloads (a share renamed or removed keeps its entry while it decays).
+type shareUse struct {
+	borrowed float64            // decayed GPU-seconds borrowed beyond quota
+	users    map[string]float64 // decayed GPU-seconds per user
+	rate     int                // GPUs borrowed at the last Schedule
+	urate    map[string]int     // GPUs held per user at the last Schedule
+}
+
+// UsageState is the decayed usage the core keeps for fair share, as of At:
+// what a driver persists (Scheduler.Usage) and gives back after a restart
+// (UsageRestored).
+type UsageState struct {
+	At     time.Time
+	Shares []ShareUse // by share name
+}
+
+// ShareUse is one share's decayed usage.
+type ShareUse struct {
+	Share    string
+	Borrowed float64   // GPU-seconds borrowed beyond the quota, decayed
+	Users    []UserUse // by user name
+}
+
+// UserUse is one user's decayed usage in a share.
+type UserUse struct {
+	User       string
+	GPUSeconds float64
+}
+
+// UsageRestored replaces the core's recorded usage (a controller restart).
+// The time between State.At and the next Schedule only decays it: what ran
+// meanwhile is not known.
+type UsageRestored struct{ State UsageState }
+
+func (UsageRestored) isEvent() {}
+
+// halfLife is the configured half-life.
+func (s *Scheduler) halfLife() time.Duration {
+	if s.cfg.UsageHalfLife > 0 {
+		return s.cfg.UsageHalfLife
+	}
+	return DefaultUsageHalfLife
+}
+
+// meanLife is H/ln 2 in seconds.
+func (s *Scheduler) meanLife() float64 { return s.halfLife().Seconds() / math.Ln2 }
+
+// useOf returns the usage entry of a share name, creating it.
+func (s *Scheduler) useOf(name string) *shareUse {
+	u := s.uses[name]
+	if u == nil {
+		u = &shareUse{users: map[string]float64{}, urate: map[string]int{}}
+		s.uses[name] = u
+	}
+	return u
+}
+
+// accrue brings every recorded usage to now: the holdings of the last
+// Schedule call are integrated over the time since and older usage decays.
+// Time going backwards changes nothing.
+func (s *Scheduler) accrue(now time.Time) {
+	if s.usageAt.IsZero() {
+		s.usageAt = now
+		return
+	}
+	dt := now.Sub(s.usageAt)
+	if dt <= 0 {
+		return
+	}
+	s.usageAt = now
+	f := math.Exp2(-dt.Seconds() / s.halfLife().Seconds())
+	gain := float64(s.meanLife() * (1 - f)) // ∫ 2^(-t/H) dt over the interval
+	names := make([]string, 0, len(s.uses))
+	for n := range s.uses {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		u := s.uses[n]
+		u.borrowed = float64(u.borrowed*f) + float64(float64(u.rate)*gain)
+		for user, v := range u.users {
+			v = float64(v*f) + float64(float64(u.urate[user])*gain)
+			if v < usageFloor && u.urate[user] == 0 {
+				delete(u.users, user)
+				continue
+			}
+			u.users[user] = v
+		}
+		for user, r := range u.urate {
+			if _, ok := u.users[user]; !ok && r > 0 {
+				u.users[user] = float64(float64(r) * gain)
+			}
+		}
+		if u.borrowed < usageFloor && u.rate == 0 && len(u.users) == 0 && len(u.urate) == 0 && s.shareByName[n] == nil {
+			delete(s.uses, n)
+		}
+	}
+}
+
+// snapshotRates records what every share borrows and every user holds now:
+// the holdings accrue integrates until the next call.
+func (s *Scheduler) snapshotRates() {
+	for _, u := range s.uses {
+		u.rate = 0
+		clear(u.urate)
+	}
+	for _, sh := range s.shares {
+		b := max(0, sh.inUse()-sh.quota())
+		if b == 0 && len(sh.users) == 0 && s.uses[sh.cfg.Name] == nil {
+			continue
+		}
+		u := s.useOf(sh.cfg.Name)
+		u.rate += b
+		for name, us := range sh.users {
+			if us.gpus > 0 {
+				u.urate[name] += us.gpus
+			}
+		}
+	}
+}
+
+// fairKey is a share's fair key for phase 2 (see above).
+func (s *Scheduler) fairKey(sh *share) float64 {
+	var used float64
+	if u := s.uses[sh.cfg.Name]; u != nil {
+		used = u.borrowed
+	}
+	b := max(0, sh.usage()-sh.quota())
+	return (used + float64(float64(b)*s.meanLife())) / float64(sh.weight())
+}
+
+// userKey is a user's fair key within its share.
+func (s *Scheduler) userKey(sh *share, user string) float64 {
+	var used float64
+	if u := s.uses[sh.cfg.Name]; u != nil {
+		used = u.users[user]
+	}
+	g := 0
+	if us := sh.users[user]; us != nil {
+		g = us.gpus + us.nomGPUs
+	}
+	return used + float64(float64(g)*s.meanLife())
+}
+
+// weight is the share's fair weight: FairWeight, else its quota, at least 1.
+func (sh *share) weight() int {
+	if sh.cfg.FairWeight > 0 {
+		return sh.cfg.FairWeight
+	}
+	return max(1, sh.cfg.GPUs)
+}
+
+// Usage returns the recorded usage as of the last Schedule call, shares
+// and users by name.
+func (s *Scheduler) Usage() UsageState {
+	st := UsageState{At: s.usageAt}
+	names := make([]string, 0, len(s.uses))
+	for n := range s.uses {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		u := s.uses[n]
+		su := ShareUse{Share: n, Borrowed: u.borrowed}
+		for user, v := range u.users {
+			su.Users = append(su.Users, UserUse{User: user, GPUSeconds: v})
+		}
+		sort.Slice(su.Users, func(a, b int) bool { return su.Users[a].User < su.Users[b].User })
+		st.Shares = append(st.Shares, su)
+	}
+	return st
+}
+
+// ShareFairUsage is one share's decayed borrowed GPU-seconds as of the last
+// Schedule call (0 when none is recorded).
+func (s *Scheduler) ShareFairUsage(name string) float64 {
+	if u := s.uses[name]; u != nil {
+		return u.borrowed
+	}
+	return 0
+}
+
+func validUsage(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 && v <= math.MaxFloat64/4
+}
+
+func (s *Scheduler) usageRestored(e UsageRestored) error {
+	st := e.State
+	seen := map[string]bool{}
+	for _, su := range st.Shares {
+		switch {
+		case su.Share == "":
+			return fmt.Errorf("%w: usage of a share without a name", ErrInvalid)
+		case seen[su.Share]:
+			return fmt.Errorf("%w: usage of share %q twice", ErrInvalid, su.Share)
+		case !validUsage(su.Borrowed):
+			return fmt.Errorf("%w: share %q: usage %v", ErrInvalid, su.Share, su.Borrowed)
+		case len(su.Users) > maxUsageUsers:
+			return fmt.Errorf("%w: share %q: usage of %d users (at most %d)", ErrInvalid, su.Share, len(su.Users), maxUsageUsers)
+		}
+		seen[su.Share] = true
+		users := map[string]bool{}
+		for _, uu := range su.Users {
+			if uu.User == "" || users[uu.User] || !validUsage(uu.GPUSeconds) {
+				return fmt.Errorf("%w: share %q: usage of user %q", ErrInvalid, su.Share, uu.User)
+			}
+			users[uu.User] = true
+		}
+	}
+	old := s.uses
+	s.uses = map[string]*shareUse{}
+	for _, su := range st.Shares {
+		u := s.useOf(su.Share)
+		u.borrowed = su.Borrowed
+		for _, uu := range su.Users {
+			u.users[uu.User] = uu.GPUSeconds
+		}
+		if o := old[su.Share]; o != nil {
+			u.rate, u.urate = o.rate, o.urate
+		}
+	}
+	for n, o := range old {
+		if s.uses[n] == nil && (o.rate > 0 || len(o.urate) > 0) {
+			u := s.useOf(n)
+			u.rate, u.urate = o.rate, o.urate
+		}
+	}
+	if !st.At.IsZero() {
+		s.usageAt = st.At
+	}
+	for _, p := range s.parts {
+		p.dirty = true
+	}
+	return nil
+}
