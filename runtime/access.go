@@ -54,6 +54,14 @@ type creds struct {
 // thread is never handed back to the Go scheduler: it ends with fn's
 // goroutine.
 func asUser(c creds, fn func() error) error {
+	if euid := os.Geteuid(); euid != 0 {
+		// Not root: only the process's own user, whose credentials the
+		// thread has already (package hostproc's tests as a plain user).
+		if int(c.uid) != euid || int(c.gid) != os.Getegid() {
+			return fmt.Errorf("as %d:%d: needs root", c.uid, c.gid)
+		}
+		return fn()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
@@ -279,6 +287,34 @@ func openJobPaths(s Spec) (*jobPaths, error) {
 		}
 	}
 	return p, nil
+}
+
+// JobFiles are a job's work directory and output files, opened as its
+// user by OpenJobFiles.
+type JobFiles struct {
+	WorkDir *os.File // nil without Spec.WorkDir
+	Stdout  *os.File
+	Stderr  *os.File // nil when joined with Stdout
+}
+
+// OpenJobFiles opens s's work directory and output files as s's user, by
+// the rules above, for a runtime that hands them to the job's process
+// itself (package hostproc). Close them once the process has them.
+func OpenJobFiles(s Spec) (*JobFiles, error) {
+	p, err := openJobPaths(s)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", s.JobID, err)
+	}
+	return &JobFiles{WorkDir: p.workDir.f, Stdout: p.stdout.f, Stderr: p.stderr.f}, nil
+}
+
+// Close closes the files.
+func (f *JobFiles) Close() {
+	for _, x := range []*os.File{f.WorkDir, f.Stdout, f.Stderr} {
+		if x != nil {
+			x.Close()
+		}
+	}
 }
 
 func (p *jobPaths) close() {

@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// Runtime runs job containers on one node. Implementation: Containerd
-// (containerd.go); it passes the conformance suite in runtimetest, which
-// any other implementation must pass too.
+// Runtime runs job containers on one node. Implementations: Containerd
+// (containerd.go), and for tests without containerd package hostproc (jobs
+// as plain host processes); both pass the conformance suite in runtimetest,
+// which any other implementation must pass too.
 type Runtime interface {
 	// Start creates and starts the container for one run of a job. Starting
 	// a run that already exists returns an error wrapping ErrExists and
@@ -81,4 +82,8 @@ var (
 	ErrUnavailable = errors.New("container runtime unavailable")
 	// ErrRunning: Remove of a job whose container still runs.
 	ErrRunning = errors.New("job container still running")
+	// ErrUnsupported: the Spec asks for something this runtime cannot
+	// give (e.g. a memory limit without a memory cgroup); it is refused,
+	// never silently dropped.
+	ErrUnsupported = errors.New("not supported by this runtime")
 )

@@ -26,6 +26,12 @@ type Env struct {
 	Dir string
 	// Timeout bounds every wait of the suite (default 60 s).
 	Timeout time.Duration
+	// NoMemoryLimits declares that the runtime cannot apply Spec.Memory
+	// here (package hostproc without a writable memory cgroup). The
+	// OOMKilled case then checks that Start refuses a memory limit with
+	// runtime.ErrUnsupported instead of dropping it, and that a job
+	// without one is not reported OOM-killed; it does not skip.
+	NoMemoryLimits bool
 }
 
 var seq atomic.Int64
@@ -388,6 +394,10 @@ func testWaitContext(t *testing.T, h *harness) {
 // testOOMKilled: a job over its memory limit is killed by the kernel, and
 // the runtime says so; a job that stays below it is not reported.
 func testOOMKilled(t *testing.T, h *harness) {
+	if h.env.NoMemoryLimits {
+		testNoMemoryLimits(t, h)
+		return
+	}
 	for _, tc := range []struct {
 		name, script string
 		oom          bool
@@ -411,6 +421,29 @@ func testOOMKilled(t *testing.T, h *harness) {
 			t.Errorf("%s: OOMKilled after Remove: %v, want ErrNotFound", tc.name, err)
 		}
 	}
+}
+
+// testNoMemoryLimits: a runtime declared unable to limit memory refuses a
+// limit, and reports a job without one as not OOM-killed.
+func testNoMemoryLimits(t *testing.T, h *harness) {
+	t.Log("runtime declares NoMemoryLimits: checking that a limit is refused, not dropped")
+	s := h.spec("limit", "exit 0")
+	s.Memory = 64 << 20
+	if err := h.rt.Start(h.ctx, s); !errors.Is(err, runtime.ErrUnsupported) {
+		t.Fatalf("Start with a memory limit: %v, want ErrUnsupported", err)
+	}
+	if _, ok := h.find(s.JobID); ok {
+		t.Errorf("refused job %s is listed", s.JobID)
+	}
+	s = h.spec("nolimit", "dd if=/dev/zero of=/dev/null bs=1M count=1")
+	h.start(s)
+	if code := h.wait(s.JobID); code != 0 {
+		t.Errorf("status %d", code)
+	}
+	if oom, err := h.rt.OOMKilled(h.ctx, s.JobID); err != nil || oom {
+		t.Errorf("OOMKilled %v (%v), want false", oom, err)
+	}
+	h.remove(s.JobID)
 }
 
 // testHealth: a working runtime is healthy.
