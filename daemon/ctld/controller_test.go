@@ -360,3 +360,36 @@ func TestNVMLInventoryWins(t *testing.T) {
 		t.Fatalf("8-GPU job on a 4-GPU node: %s %q", j.State, j.Reason)
 	}
 }
+
+// TestRestartKeepsArrayBegun: an array whose subjob runs reads B after a
+// controller restart, also before its node is back (the core then says
+// NodesDown of its remaining indices), and after it is: the old code showed
+// Q until another subjob started.
+func TestRestartKeepsArrayBegun(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+	n.expect(api.MsgStart)
+	if j := tc.job(arr); j.State != api.StateArray {
+		t.Fatalf("before the restart: state %s", j.State)
+	}
+	tc.restart()
+	if j := tc.job(arr); j.State != api.StateArray {
+		t.Errorf("after the restart, node not back: state %s (reason %q), want B", j.State, j.Reason)
+	}
+	n = tc.attachNode("n1", api.RunningJob{JobID: "1[0].t", Run: 0})
+	n.quiet(200 * time.Millisecond)
+	if j := tc.job(arr); j.State != api.StateArray {
+		t.Errorf("after the node is back: state %s (reason %q), want B", j.State, j.Reason)
+	}
+	// Held and released, it is begun again, not queued.
+	for _, cmd := range []api.Request{{Op: api.OpHold, IDs: []string{arr}}, {Op: api.OpRelease, IDs: []string{arr}}} {
+		if r := tc.call(cmd); r.Error != nil || len(r.Errors) > 0 {
+			t.Fatalf("%s: %v %v", cmd.Op, r.Error, r.Errors)
+		}
+	}
+	if j := tc.job(arr); j.State != api.StateArray {
+		t.Errorf("after qhold and qrls: state %s, want B", j.State)
+	}
+}

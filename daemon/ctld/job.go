@@ -139,8 +139,20 @@ func pendingState(j *job, r sched.Reason) api.State {
 		return api.StateHeld
 	case r == sched.ReasonBeginTime:
 		return api.StateWaiting
+	case j.arrayBegun():
+		return api.StateArray
 	}
 	return api.StateQueued
+}
+
+// arrayBegun says whether j is an array job one of whose subjobs has
+// started: PBS's state B ("begun") from then until the array is done, while
+// its other subjobs wait (it is not held). The first start sets StartTime
+// (persisted), so a restarted controller shows B too, whatever the core
+// says of the array's remaining indices (NodesDown until its nodes are
+// back).
+func (j *job) arrayBegun() bool {
+	return j.ArrayIndices != "" && j.ArrayParent == "" && !j.StartTime.IsZero() && !j.finished()
 }
 
 // exitStatus combines the parts' statuses: the first node's, unless it

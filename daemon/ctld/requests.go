@@ -228,7 +228,7 @@ func (c *Controller) setHold(id Identity, j *job, set bool) *api.Error {
 	if j.Hold != "" {
 		j.State = api.StateHeld
 	} else if j.State == api.StateHeld {
-		j.State = api.StateQueued
+		j.State = pendingState(j, sched.ReasonNone) // Q, or B for a begun array
 	}
 	what := "released"
 	if set {
