@@ -462,6 +462,9 @@ func (b *Bolt) Close() error {
 
 // SetState implements Spool.
 func (b *Bolt) SetState(ctx context.Context, key string, value []byte) error {
+	if err := CheckStateSize(key, value); err != nil {
+		return err
+	}
 	release, err := b.acquire(ctx)
 	if err != nil {
 		return err

@@ -224,6 +224,9 @@ func (m *Memory) Close() error {
 
 // SetState implements Spool.
 func (m *Memory) SetState(ctx context.Context, key string, value []byte) error {
+	if err := CheckStateSize(key, value); err != nil {
+		return err
+	}
 	if err := m.lock(ctx); err != nil {
 		return err
 	}

@@ -43,7 +43,9 @@ type Spool interface {
 	// before and returns how many it deleted.
 	Purge(ctx context.Context, before time.Time) (int, error)
 	// SetState durably stores a small piece of controller state under key
-	// (e.g. which nodes an admin drained); a nil value deletes it.
+	// (e.g. which nodes an admin drained, the fair share usage); a nil
+	// value deletes it. A value above MaxRecordSize fails with ErrTooLarge
+	// and changes nothing.
 	SetState(ctx context.Context, key string, value []byte) error
 	// State returns what SetState stored under key, or nil.
 	State(ctx context.Context, key string) ([]byte, error)
@@ -83,6 +85,15 @@ const MaxRecordSize = 1 << 20
 func CheckSize(r Record) error {
 	if len(r.Data) > MaxRecordSize {
 		return fmt.Errorf("spool: job %s: record of %d bytes is above the %d byte limit: %w", r.ID, len(r.Data), MaxRecordSize, ErrTooLarge)
+	}
+	return nil
+}
+
+// CheckStateSize fails with an error wrapping ErrTooLarge when a state
+// value is above MaxRecordSize.
+func CheckStateSize(key string, value []byte) error {
+	if len(value) > MaxRecordSize {
+		return fmt.Errorf("spool: state %s: value of %d bytes is above the %d byte limit: %w", key, len(value), MaxRecordSize, ErrTooLarge)
 	}
 	return nil
 }

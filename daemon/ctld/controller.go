@@ -86,6 +86,8 @@ type Controller struct {
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time
+	// lastUsageSave is when the fair share usage was last written (fairusage.go).
+	lastUsageSave time.Time
 	// lastJobMetrics and pendingSeen belong to updateJobMetrics.
 	lastJobMetrics time.Time
 	pendingSeen    map[[2]string]bool
@@ -151,6 +153,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	c.startedAt = c.now()
 	c.lastPurge = c.startedAt
 	c.lastSample = c.startedAt
+	c.lastUsageSave = c.startedAt
 	c.hist = c.newHistory(cfg.Accounting, opts.History)
 	if err := c.restore(ctx); err != nil {
 		c.sp.Close()
@@ -278,6 +281,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	if err := c.loop(ctx); err != nil {
 		return err
+	}
+	if err := c.saveUsage(); err != nil {
+		c.log.Error("save fair share usage at shutdown", "err", err)
 	}
 	select {
 	case err := <-failed:

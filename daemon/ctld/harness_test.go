@@ -153,8 +153,9 @@ func (tc *testCluster) start() {
 	}
 }
 
-// stop ends the controller (like a crash as far as the spool is concerned:
-// nothing is written on the way out).
+// stop ends the controller (like a crash as far as the jobs in the spool are
+// concerned: only the fair share usage is written on the way out, and
+// nothing else).
 func (tc *testCluster) stop() {
 	if tc.cancel == nil {
 		return

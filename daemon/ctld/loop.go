@@ -194,6 +194,11 @@ func (c *Controller) tick() {
 	if c.hist != nil && now.Sub(c.lastSample) >= c.cfg.Accounting.SampleInterval {
 		c.sampleShares(now)
 	}
+	if now.Sub(c.lastUsageSave) >= usageSaveEvery {
+		if err := c.saveUsage(); err != nil {
+			c.log.Error("save fair share usage", "err", err)
+		}
+	}
 }
 
 func (c *Controller) markDirty(id string) { c.dirty[id] = true }

@@ -53,6 +53,9 @@ func (c *Controller) rebuild() error {
 			n.conn.close()
 		}
 	}
+	if err := c.saveUsage(); err != nil { // the new core restores it
+		c.log.Error("save fair share usage before the rebuild", "err", err)
+	}
 	core, err := sched.New(c.cfg.Sched())
 	if err != nil {
 		return fmt.Errorf("rebuild after a panic: %w", err)

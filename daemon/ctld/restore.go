@@ -74,6 +74,9 @@ func (c *Controller) restore(ctx context.Context) error {
 		c.log.Info("restored jobs from the spool", "jobs", len(all))
 	}
 	c.replayHistory()
+	if err := c.restoreUsage(ctx); err != nil {
+		return fmt.Errorf("restore fair share usage: %w", err)
+	}
 	return c.restoreDrained(ctx)
 }
 

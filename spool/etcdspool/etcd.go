@@ -553,6 +553,9 @@ func (e *Etcd) Purge(ctx context.Context, before time.Time) (int, error) {
 
 // SetState implements spool.Spool.
 func (e *Etcd) SetState(ctx context.Context, key string, value []byte) error {
+	if err := spool.CheckStateSize(key, value); err != nil {
+		return err
+	}
 	release, err := e.acquire(ctx)
 	if err != nil {
 		return err

@@ -51,6 +51,7 @@ func Run(t *testing.T, f Factory) {
 		{"ContextCanceled", c.contextCanceled},
 		{"Concurrent", c.concurrent},
 		{"State", c.state},
+		{"StateUsage", c.stateUsage},
 		{"Closed", c.closed},
 	}
 	if f.Reopen != nil {
@@ -61,6 +62,7 @@ func Run(t *testing.T, f Factory) {
 			{"ReopenKeepsRecords", c.reopenKeepsRecords},
 			{"ReopenNextIDsNeverReused", c.reopenNextIDs},
 			{"ReopenKeepsState", c.reopenState},
+			{"ReopenKeepsUsageState", c.reopenUsageState},
 		}...)
 	}
 	for _, tc := range tests {
@@ -787,5 +789,58 @@ func (c *suite) reopenState(t *testing.T) {
 	s = c.reopen(t, s)
 	if v, err := s.State(ctx, "drained"); err != nil || string(v) != "n3" {
 		t.Fatalf("after reopen: %q %v", v, err)
+	}
+}
+
+// usageValue is a state value as large as a spool value may be, of every
+// byte value: the controller's fair share usage record is the largest
+// state it keeps.
+func usageValue(seed byte) []byte {
+	v := make([]byte, spool.MaxRecordSize)
+	for i := range v {
+		v[i] = byte(i*7) + seed
+	}
+	return v
+}
+
+// stateUsage: a state value of MaxRecordSize bytes is kept whole and
+// replaced whole, next to another key; one above it fails with ErrTooLarge
+// and keeps the old value.
+func (c *suite) stateUsage(t *testing.T) {
+	s := c.open(t)
+	ctx := context.Background()
+	if err := s.SetState(ctx, "drained-nodes", []byte(`["n1"]`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range []byte{1, 2} {
+		if err := s.SetState(ctx, "fair-usage", usageValue(seed)); err != nil {
+			t.Fatalf("SetState of %d bytes: %v", spool.MaxRecordSize, err)
+		}
+		if v, err := s.State(ctx, "fair-usage"); err != nil || !bytes.Equal(v, usageValue(seed)) {
+			t.Fatalf("State after the write with seed %d: %d bytes, %v", seed, len(v), err)
+		}
+	}
+	err := s.SetState(ctx, "fair-usage", make([]byte, spool.MaxRecordSize+1))
+	if !errors.Is(err, spool.ErrTooLarge) {
+		t.Fatalf("SetState above MaxRecordSize: %v, want ErrTooLarge", err)
+	}
+	if v, err := s.State(ctx, "fair-usage"); err != nil || !bytes.Equal(v, usageValue(2)) {
+		t.Fatalf("the value after a refused write: %d bytes, %v", len(v), err)
+	}
+	if v, err := s.State(ctx, "drained-nodes"); err != nil || string(v) != `["n1"]` {
+		t.Fatalf("the other key: %q %v", v, err)
+	}
+}
+
+// reopenUsageState: the large value outlives a reopen.
+func (c *suite) reopenUsageState(t *testing.T) {
+	s := c.open(t)
+	ctx := context.Background()
+	if err := s.SetState(ctx, "fair-usage", usageValue(3)); err != nil {
+		t.Fatal(err)
+	}
+	s = c.reopen(t, s)
+	if v, err := s.State(ctx, "fair-usage"); err != nil || !bytes.Equal(v, usageValue(3)) {
+		t.Fatalf("after reopen: %d bytes, %v", len(v), err)
 	}
 }
