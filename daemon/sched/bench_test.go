@@ -31,6 +31,7 @@ func (c *benchCluster) submit(b *testing.B) {
 	err := c.s.Apply(Submitted{Job: Job{
 		ID: JobID(fmt.Sprintf("%d.bench", c.seq)), Share: sh, Seq: c.seq,
 		Priority: int(c.next() % 4), Nodes: 1, GPUsPerNode: []int{1, 2, 4, 8}[c.next()%4],
+		User: fmt.Sprintf("u%d", c.next()%20),
 	}})
 	if err != nil {
 		b.Fatal(err)
@@ -47,6 +48,11 @@ func (c *benchCluster) schedule() Plan {
 }
 
 func newBenchCluster(b *testing.B, nodes, pending int) *benchCluster {
+	return newBenchClusterWith(b, nodes, pending, nil)
+}
+
+// newBenchClusterWith lets edit change the configuration first.
+func newBenchClusterWith(b *testing.B, nodes, pending int, edit func(*Config)) *benchCluster {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}}
 	for i := 0; i < nodes; i++ {
 		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
@@ -65,6 +71,9 @@ func newBenchCluster(b *testing.B, nodes, pending int) *benchCluster {
 			sh.Strategy, sh.BorrowLimit = LendAndBorrow, Unlimited
 		}
 		cfg.Shares = append(cfg.Shares, sh)
+	}
+	if edit != nil {
+		edit(&cfg)
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -96,6 +105,31 @@ func BenchmarkFullPass(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
 			c := newBenchCluster(b, sz.nodes, sz.pending)
 			runtime.GC() // the setup's garbage is not the pass's cost
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, p := range c.s.parts {
+					p.dirty = true
+				}
+				c.schedule()
+			}
+		})
+	}
+}
+
+// BenchmarkFullPassFairShare is BenchmarkFullPass under fair share, every
+// share ordering its 20 users' jobs by their usage (fair_share_users) with
+// per-user job and GPU limits.
+func BenchmarkFullPassFairShare(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			c := newBenchClusterWith(b, sz.nodes, sz.pending, func(cfg *Config) {
+				cfg.FairShare = true
+				for i := range cfg.Shares {
+					sh := &cfg.Shares[i]
+					sh.FairShareUsers, sh.MaxRunningJobsPerUser, sh.MaxGPUsPerUser = true, 64, sh.GPUs/4+8
+				}
+			})
+			runtime.GC()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				for _, p := range c.s.parts {

@@ -172,6 +172,49 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("share %s: run/pre/nom %d/%d/%d, jobs %d/%d/%d", sh.cfg.Name, sh.run, sh.pre, sh.nom, w.run, w.pre, w.nom)
 		}
 	}
+	// What each user holds in each share (userlimits.go).
+	users := map[*share]map[string]userState{}
+	for _, j := range jobs {
+		if j.gone || j.share == nil {
+			continue
+		}
+		m := users[j.share]
+		if m == nil {
+			m = map[string]userState{}
+			users[j.share] = m
+		}
+		u := m[j.User]
+		switch {
+		case j.holding():
+			u.jobs++
+			u.gpus += j.gpuN
+		case j.nom != nil:
+			u.nomJobs++
+			u.nomGPUs += j.total()
+		default:
+			continue
+		}
+		m[j.User] = u
+	}
+	for _, sh := range s.shares {
+		if len(sh.users) != len(users[sh]) {
+			return fmt.Errorf("share %s: %d users counted, jobs of %d", sh.cfg.Name, len(sh.users), len(users[sh]))
+		}
+		for name, u := range sh.users {
+			if *u != users[sh][name] {
+				return fmt.Errorf("share %s: user %q counted %+v, jobs %+v", sh.cfg.Name, name, *u, users[sh][name])
+			}
+		}
+	}
+	// Every queued job is in its user's queue of its share.
+	for _, j := range jobs {
+		if j.inReady && !j.gone {
+			uq := j.share.q.byUser[j.share.q.key(j)]
+			if uq == nil || uq.q.n == 0 {
+				return fmt.Errorf("job %s: queued, but its share has no queue for %q", j.ID, j.share.q.key(j))
+			}
+		}
+	}
 	for _, p := range s.parts {
 		spare, nonR, rIdle, over := 0, 0, 0, 0
 		for _, n := range p.nodes {

@@ -36,6 +36,8 @@ func genConfig(t *rapid.T, cpus bool) Config {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
 	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries}}}
+	cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
+	cfg.UsageHalfLife = time.Duration(rapid.SampledFrom([]int{0, 60, 600}).Draw(t, "halfLife")) * time.Second
 	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
 	for i := 0; i < nn; i++ {
 		n := Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")}
@@ -54,6 +56,7 @@ func genConfig(t *rapid.T, cpus bool) Config {
 			BorrowLimit:       rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(t, "borrow"),
 			InSharePreemption: rapid.Bool().Draw(t, "inshare"),
 		})
+		drawUserRules(t, &cfg.Shares[i])
 	}
 	if rapid.Bool().Draw(t, "pureBorrower") {
 		// A share that only borrows: what reclaim takes back.
@@ -78,6 +81,7 @@ func (w *world) schedule() Plan {
 		}
 	}
 	w.check(p)
+	w.checkUserLimits()
 	if err := w.s.reasonsTruthful(); err != nil {
 		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
 	}
@@ -121,6 +125,7 @@ func (w *world) step(nodeEvents bool) {
 			Priority:    rapid.IntRange(0, 3).Draw(w.t, "prio"),
 			Nodes:       rapid.SampledFrom([]int{1, 1, 1, 2}).Draw(w.t, "jn"),
 			GPUsPerNode: rapid.IntRange(1, 9).Draw(w.t, "jg"),
+			User:        rapid.SampledFrom(userNames).Draw(w.t, "user"),
 		}
 		if w.cpus {
 			j.GPUsPerNode = rapid.IntRange(0, 9).Draw(w.t, "jg0")
@@ -235,6 +240,64 @@ func (w *world) preemptors() []JobID {
 	return out
 }
 
+// userNames are the users of random jobs.
+var userNames = []string{"u0", "u1", "u2"}
+
+// drawUserRules draws a share's fair share and per-user keys.
+func drawUserRules(t *rapid.T, sh *Share) {
+	sh.FairWeight = rapid.SampledFrom([]int{0, 0, 1, 5}).Draw(t, "weight")
+	sh.FairShareUsers = rapid.Bool().Draw(t, "fairUsers")
+	sh.MaxRunningJobsPerUser = rapid.SampledFrom([]int{0, 0, 1, 2}).Draw(t, "maxJobsUser")
+	sh.MaxGPUsPerUser = rapid.SampledFrom([]int{0, 0, 2, 6}).Draw(t, "maxGPUsUser")
+}
+
+// checkUserLimits asserts that no user holds more jobs or GPUs in a share
+// than its limits allow (preemptors' nominations counted). A reload may
+// lower a limit under what runs; the check then waits for the next world.
+func (w *world) checkUserLimits() {
+	if w.reloaded {
+		return
+	}
+	type key struct{ share, user string }
+	jobs, gpus := map[key]int{}, map[key]int{}
+	for _, id := range w.ids {
+		info, ok := w.s.Job(id)
+		if !ok || info.Job.Array != nil {
+			continue
+		}
+		if info.State == Pending && info.Reason != ReasonPreempting && info.Reason != ReasonReclaimingForFit {
+			continue
+		}
+		k := key{info.Job.Share, info.Job.User}
+		jobs[k]++
+		gpus[k] += info.Job.GPUCount()
+	}
+	for k, n := range jobs {
+		sc := w.shareCfg(k.share)
+		if sc.MaxRunningJobsPerUser > 0 && n > sc.MaxRunningJobsPerUser || sc.MaxGPUsPerUser > 0 && gpus[k] > sc.MaxGPUsPerUser {
+			w.t.Fatalf("user %s in share %s: %d jobs and %d GPUs held or nominated, limits %d and %d\n%s",
+				k.user, k.share, n, gpus[k], sc.MaxRunningJobsPerUser, sc.MaxGPUsPerUser, w.dump())
+		}
+	}
+}
+
+// userHolds counts a user's jobs and GPUs in a share: held, or nominated
+// for a preemptor.
+func (w *world) userHolds(share, user string) (jobs, gpus int) {
+	for _, id := range w.ids {
+		info, ok := w.s.Job(id)
+		if !ok || info.Job.Array != nil || info.Job.Share != share || info.Job.User != user {
+			continue
+		}
+		if info.State == Pending && info.Reason != ReasonPreempting && info.Reason != ReasonReclaimingForFit {
+			continue
+		}
+		jobs++
+		gpus += info.Job.GPUCount()
+	}
+	return jobs, gpus
+}
+
 // reload replaces the configuration: the same nodes and shares, with new
 // quotas, strategies, borrow limits, in-share preemption and retries.
 func (w *world) reload() {
@@ -250,7 +313,9 @@ func (w *world) reload() {
 		sh.Strategy = Strategy(rapid.IntRange(0, 2).Draw(w.t, "newStrategy"))
 		sh.BorrowLimit = rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(w.t, "newBorrow")
 		sh.InSharePreemption = rapid.Bool().Draw(w.t, "newInshare")
+		drawUserRules(w.t, sh)
 	}
+	cfg.FairShare = rapid.Bool().Draw(w.t, "newFairShare")
 	if err := validate(cfg); err != nil {
 		return // a configuration the controller would refuse
 	}
@@ -279,6 +344,9 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 		if n.Drained {
 			_ = s.Apply(NodeDrained{Node: n.Name})
 		}
+	}
+	if err := s.Apply(UsageRestored{State: old.Usage()}); err != nil {
+		t.Fatalf("restore: usage: %v", err)
 	}
 	ids := old.sortedIDs()
 	var killed []JobID
@@ -528,6 +596,20 @@ func (w *world) checkLiveness() {
 		g := info.Job.GPUsPerNode
 		u := usage[info.Job.Share]
 		if u.InUse+g > u.Quota {
+			continue
+		}
+		switch info.Reason {
+		case ReasonFairShare:
+			w.t.Fatalf("job %s within its share's quota held back by fair share\n%s", id, w.dump())
+		case ReasonUserJobLimit, ReasonUserGPULimit:
+			// Only a limit the user really is at holds it.
+			sc := w.shareCfg(info.Job.Share)
+			n, gpus := w.userHolds(info.Job.Share, info.Job.User)
+			if info.Reason == ReasonUserJobLimit && (sc.MaxRunningJobsPerUser == 0 || n < sc.MaxRunningJobsPerUser) ||
+				info.Reason == ReasonUserGPULimit && (sc.MaxGPUsPerUser == 0 || gpus+g <= sc.MaxGPUsPerUser) {
+				w.t.Fatalf("job %s: %v, but its user holds %d jobs and %d GPUs (limits %d, %d)\n%s",
+					id, info.Reason, n, gpus, sc.MaxRunningJobsPerUser, sc.MaxGPUsPerUser, w.dump())
+			}
 			continue
 		}
 		for n, r := range room {
