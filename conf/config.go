@@ -90,9 +90,14 @@ type Partition struct {
 	// MaxPreemptGrace caps the grace a job may ask for (qsub -W grace):
 	// a borrower cannot make a lender wait longer. Default
 	// DefaultMaxPreemptGrace, at least PreemptGrace.
-	MaxPreemptGrace   time.Duration
-	MaxWalltime       time.Duration // 0 = no limit
-	PreemptionRetries int           // sched.Unlimited (-1) = no limit
+	MaxPreemptGrace time.Duration
+	MaxWalltime     time.Duration // 0 = no limit
+	// DefaultWalltime is the walltime of a job that asks for none: it is
+	// enforced on the node and reservations count with it. Default
+	// MaxWalltime (0: such jobs run without limit and never let a
+	// reservation be computed across their GPUs).
+	DefaultWalltime   time.Duration
+	PreemptionRetries int // sched.Unlimited (-1) = no limit
 	// NodeFailureRetries limits requeues after losing a node, apart from
 	// preemptions; sched.Unlimited (-1, the default) = no limit.
 	NodeFailureRetries int
@@ -241,6 +246,18 @@ func (c *Config) JobMounts(partition string) []Mount {
 	return out
 }
 
+// JobWalltime is the walltime a job of the partition runs with: its own,
+// or else the partition's default_walltime (0: no limit).
+func (c *Config) JobWalltime(partition string, own time.Duration) time.Duration {
+	if own > 0 {
+		return own
+	}
+	if p := c.Partition(partition); p != nil {
+		return p.DefaultWalltime
+	}
+	return 0
+}
+
 // PartitionGPUs is the number of GPUs the partition's nodes declare.
 func (c *Config) PartitionGPUs(partition string) int {
 	n := 0
@@ -261,10 +278,11 @@ func (c *Config) Sched() sched.Config {
 
 		FairShare:     c.Scheduler.FairShare,
 		UsageHalfLife: c.Scheduler.UsageHalfLife,
+		Backfill:      c.Scheduler.Backfill,
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
-			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal}
+			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}

@@ -48,6 +48,12 @@ func TestExampleCluster(t *testing.T) {
 	if n := c.Node("dbg2"); n == nil || n.Partition != "debug" || n.GPUDevices[1] != "/dev/nvidia1" || len(n.ExtraDevices) != 3 {
 		t.Errorf("dbg2 = %+v", n)
 	}
+	if !c.Scheduler.Backfill {
+		t.Error("the example turns backfill off")
+	}
+	if p, d := c.Partition("gpu"), c.Partition("debug"); p.DefaultWalltime != 4*time.Hour || d.DefaultWalltime != d.MaxWalltime {
+		t.Errorf("default walltimes %v and %v, want 4h and debug's max_walltime", p.DefaultWalltime, d.DefaultWalltime)
+	}
 	if got := c.PartitionGPUs("gpu"); got != 128 {
 		t.Errorf("PartitionGPUs(gpu) = %d, want 128", got)
 	}

@@ -98,8 +98,8 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Shares, wantS) {
 				t.Errorf("shares = %+v", c.Shares)
 			}
-			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife}) {
-				t.Errorf("scheduler = %+v, want fair share with the default half-life", c.Scheduler)
+			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: true}) {
+				t.Errorf("scheduler = %+v, want fair share with the default half-life, backfill", c.Scheduler)
 			}
 		}},
 		{"etcd.toml", func(t *testing.T, c *Config) {
@@ -264,9 +264,13 @@ func TestSched(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := c.Sched()
-	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
+	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true,
+		DefaultWalltime: 12 * time.Hour}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
+	}
+	if sc.Backfill {
+		t.Error("backfill = false did not reach the core")
 	}
 	if len(sc.Nodes) != 6 || !reflect.DeepEqual(sc.Nodes[4], sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) ||
 		!reflect.DeepEqual(sc.Nodes[0].Labels, map[string]string{"gpu_type": "a100", "ib": "hdr"}) {

@@ -53,6 +53,22 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		}
 		if d, ok := t.duration("max_walltime", 0); ok {
 			p.MaxWalltime = d
+			if d > sched.MaxWalltime {
+				t.errf("max_walltime", "%v is above %v", d, sched.MaxWalltime)
+				p.MaxWalltime = 0
+			}
+		}
+		p.DefaultWalltime = p.MaxWalltime
+		if d, ok := t.duration("default_walltime", p.MaxWalltime); ok {
+			p.DefaultWalltime = d
+			switch {
+			case d <= 0:
+				t.errf("default_walltime", "must be positive (leave it out for max_walltime)")
+			case p.MaxWalltime > 0 && d > p.MaxWalltime:
+				t.errf("default_walltime", "%v is above max_walltime %v", d, p.MaxWalltime)
+			case d > sched.MaxWalltime:
+				t.errf("default_walltime", "%v is above %v", d, sched.MaxWalltime)
+			}
 		}
 		if n, ok := t.integer("preemption_retries"); ok {
 			p.PreemptionRetries = n
@@ -104,7 +120,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		default:
 			t.errf("checkpoints", "%q: want \"shared\" (one checkpoint_root every node of the partition sees) or \"local\" (each node's own)", v)
 		}
-		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "preemption_retries",
+		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries",
 			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
 			"mounts", "host_image", "checkpoints")
 		out = append(out, p)

@@ -7,7 +7,7 @@ import (
 )
 
 // Scheduler is the [scheduler] table: rules of the scheduling core that
-// apply to every partition.
+// apply to every partition. Every key may change on a reload.
 type Scheduler struct {
 	// FairShare divides idle lendable GPUs among borrowing shares by their
 	// decayed borrowed usage per fair_weight (and the jobs of a share with
@@ -17,6 +17,16 @@ type Scheduler struct {
 	// UsageHalfLife is the half-life of recorded usage (Slurm's
 	// PriorityDecayHalfLife); default sched.DefaultUsageHalfLife (7d).
 	UsageHalfLife time.Duration
+	// Backfill turns on walltime-aware reservations with EASY backfill
+	// (default true): the first blocked job of each share, and the first
+	// blocked borrower, reserve nodes and GPUs from the time running jobs'
+	// walltimes end, and later jobs start only when they end before that
+	// time or keep off those GPUs. false is the strict order without
+	// reservations: a job within its share's quota blocked for room holds
+	// every later job of its share, and blocked borrowers hold their size
+	// of the lendable GPUs for the borrowers after them (see
+	// daemon/sched/reservation.go).
+	Backfill bool
 }
 
 // Bounds of usage_half_life (those of the core).
@@ -25,9 +35,12 @@ const (
 	MaxUsageHalfLife = 10 * 365 * 24 * time.Hour
 )
 
+// DefaultBackfill is [scheduler] backfill when the key is absent.
+const DefaultBackfill = true
+
 // scheduler reads the [scheduler] table (t may be nil: all defaults).
 func (l *loader) scheduler(t *table) Scheduler {
-	s := Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife}
+	s := Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: DefaultBackfill}
 	if t == nil {
 		return s
 	}
@@ -41,6 +54,9 @@ func (l *loader) scheduler(t *table) Scheduler {
 			s.UsageHalfLife = d
 		}
 	}
-	t.unknown("fair_share", "usage_half_life")
+	if b, ok := t.boolean("backfill"); ok {
+		s.Backfill = b
+	}
+	t.unknown("fair_share", "usage_half_life", "backfill")
 	return s
 }

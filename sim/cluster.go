@@ -42,6 +42,7 @@ func (c Cluster) clone() Cluster {
 	out.Sched.Partitions = append([]sched.Partition(nil), c.Sched.Partitions...)
 	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
 	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)
+	out.Sched.Backfill = c.Sched.Backfill
 	for k, v := range c.Grace {
 		out.Grace[k] = v
 	}

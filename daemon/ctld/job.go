@@ -77,6 +77,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		GPUsPerNode:   j.Resources.GPUsPerNode,
 		CPUsPerNode:   j.Resources.CPUsPerNode,
 		MemPerNode:    j.Resources.MemPerNode,
+		Walltime:      j.Resources.Walltime,
 		Labels:        j.Resources.Labels,
 		Exclusive:     j.Resources.Exclusive,
 		NotBefore:     j.NotBefore,

@@ -185,7 +185,7 @@ func (c *Controller) startOrder(j *job, nodes []string) api.StartOrder {
 		}
 		o.Grace = c.grace(j)
 		if o.Walltime == 0 {
-			o.Walltime = p.MaxWalltime
+			o.Walltime = p.DefaultWalltime // what the core's reservations count with
 		}
 	}
 	return o

@@ -338,8 +338,8 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	// 2. One event to the core; if it refuses, nothing has changed.
 	var ev sched.Event
 	switch {
-	case a.Deps != nil || a.NotBefore != nil:
-		ev = sched.JobAltered{ID: sched.JobID(j.ID), Priority: prio, NotBefore: nb, Deps: sdeps}
+	case a.Deps != nil || a.NotBefore != nil || a.Walltime != nil:
+		ev = sched.JobAltered{ID: sched.JobID(j.ID), Priority: prio, NotBefore: nb, Deps: sdeps, Walltime: walltime}
 	case prio != j.Priority:
 		ev = sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: prio}
 	}

@@ -3,9 +3,14 @@ package sched
 import (
 	"fmt"
 	"sort"
+	"time"
 )
 
 const maxPriority = 9999
+
+// MaxWalltime bounds a job's (and a partition's default) walltime, so that
+// expected ends stay far below the core's "never".
+const MaxWalltime = 100 * 365 * 24 * time.Hour
 
 func (s *Scheduler) known(id JobID) bool {
 	if _, ok := s.jobs[id]; ok {
@@ -35,6 +40,8 @@ func checkRequest(jb *Job) error {
 		return fmt.Errorf("%w: job %s: negative or oversized request", ErrInvalid, jb.ID)
 	case jb.Hold&^(HoldUser|HoldAdmin|HoldSystem) != 0:
 		return fmt.Errorf("%w: job %s: hold %d", ErrInvalid, jb.ID, jb.Hold)
+	case jb.Walltime < 0 || jb.Walltime > MaxWalltime:
+		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, jb.ID, jb.Walltime, MaxWalltime)
 	}
 	return nil
 }
@@ -357,6 +364,12 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if e.Priority < 0 || e.Priority > maxPriority {
 		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, e.ID, e.Priority, maxPriority)
 	}
+	if e.Walltime < 0 || e.Walltime > MaxWalltime {
+		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
+	}
+	if e.Walltime < 0 || e.Walltime > MaxWalltime {
+		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
+	}
 	if j.everStarted && !sameDeps(j.Deps, e.Deps) {
 		return fmt.Errorf("%w: job %s: dependencies of a job that has run cannot change", ErrInvalid, e.ID)
 	}
@@ -372,6 +385,13 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 		s.setNotBefore(j)
 	}
 	j.Deps = append([]Dep(nil), e.Deps...)
+	if j.Walltime != e.Walltime {
+		j.Walltime = e.Walltime
+		s.unreserve(j)
+		for _, sj := range s.pendingSubs(j) {
+			sj.Walltime = e.Walltime
+		}
+	}
 	never := s.setDeps(j)
 	s.refresh(j)
 	if never {

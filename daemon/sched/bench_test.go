@@ -18,6 +18,7 @@ type benchCluster struct {
 	seq     uint64
 	rnd     uint64
 	running []JobID // started jobs, oldest first (some may have ended)
+	walls   bool    // jobs have walltimes (10m to 24h), one in eight 8-GPU jobs spans 2 nodes
 }
 
 func (c *benchCluster) next() uint64 {
@@ -28,11 +29,18 @@ func (c *benchCluster) next() uint64 {
 func (c *benchCluster) submit(b *testing.B) {
 	c.seq++
 	sh := fmt.Sprintf("s%d", c.next()%50)
-	err := c.s.Apply(Submitted{Job: Job{
+	jb := Job{
 		ID: JobID(fmt.Sprintf("%d.bench", c.seq)), Share: sh, Seq: c.seq,
 		Priority: int(c.next() % 4), Nodes: 1, GPUsPerNode: []int{1, 2, 4, 8}[c.next()%4],
 		User: fmt.Sprintf("u%d", c.next()%20),
-	}})
+	}
+	if c.walls {
+		jb.Walltime = []time.Duration{10 * time.Minute, time.Hour, 4 * time.Hour, 24 * time.Hour}[c.next()%4]
+		if jb.GPUsPerNode == 8 && c.next()%8 == 0 {
+			jb.Nodes = 2
+		}
+	}
+	err := c.s.Apply(Submitted{Job: jb})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -139,6 +147,80 @@ func BenchmarkFullPassFairShare(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBackfillPass: a full pass with backfill on (issue 14's target:
+// at most 50 ms at 1,000 nodes x 8 GPUs, 50 shares, 100,000 pending).
+// Every share has a quota of a fiftieth of the GPUs; each node runs one
+// 7-GPU job with a walltime of 1 to 24 hours (shares in turn), so every
+// share holds 140 of its 160 GPUs and the idle ones are single GPUs spread
+// over the nodes. The pending jobs (1, 2, 4 or 8 GPUs, one in eight 8-GPU
+// jobs on 2 nodes, walltimes 10 minutes to 24 hours) fit their quota but
+// not the fragmented free GPUs: each share's first one reserves (50
+// reservations computed per pass over all the nodes), the others are
+// tried around the reservations. It reports the reservations a pass
+// keeps.
+func BenchmarkBackfillPass(b *testing.B) {
+	for _, sz := range []struct{ nodes, pending int }{{100, 10000}, {1000, 10000}, {1000, 100000}} {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
+			c := newReservedCluster(b, sz.nodes, sz.pending)
+			runtime.GC()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for _, p := range c.s.parts {
+					p.dirty = true
+				}
+				c.schedule()
+			}
+			b.ReportMetric(float64(len(c.s.Estimates())), "reservations")
+		})
+	}
+}
+
+func newReservedCluster(b *testing.B, nodes, pending int) *benchCluster {
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true}
+	for i := 0; i < nodes; i++ {
+		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
+	}
+	for i := 0; i < 50; i++ {
+		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: nodes * 8 / 50}
+		switch i % 4 {
+		case 0:
+			sh.Strategy = Reserve
+		case 1:
+			sh.Strategy = Lend
+		default:
+			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
+		}
+		cfg.Shares = append(cfg.Shares, sh)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1, walls: true}
+	for _, n := range cfg.Nodes {
+		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < nodes; i++ {
+		c.seq++
+		err := s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("%d.fill", c.seq)), Share: fmt.Sprintf("s%d", i%50), Seq: c.seq,
+			Nodes: 1, GPUsPerNode: 7, Walltime: time.Duration(1+i%24) * time.Hour}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if p := c.schedule(); len(p.Starts) != nodes {
+		b.Fatalf("%d fill jobs started, want %d", len(p.Starts), nodes)
+	}
+	for i := 0; i < pending; i++ {
+		c.submit(b)
+	}
+	c.schedule()
+	c.schedule()
+	return c
 }
 
 // BenchmarkFirstPass: the first pass over an empty cluster, which starts

@@ -25,6 +25,9 @@ func validate(cfg Config) error {
 		if p.StartFailureRetries < Unlimited {
 			return fmt.Errorf("%w: partition %q: start failure retries %d", ErrInvalid, p.Name, p.StartFailureRetries)
 		}
+		if p.DefaultWalltime < 0 || p.DefaultWalltime > MaxWalltime {
+			return fmt.Errorf("%w: partition %q: default walltime %v", ErrInvalid, p.Name, p.DefaultWalltime)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}
@@ -152,6 +155,7 @@ func (s *Scheduler) install(cfg Config) {
 	}
 	all := s.sortedJobs()
 	for _, j := range all {
+		j.resv = nil // the nodes they were on are gone; the next pass reserves again
 		if s.shareByName[j.Share] == nil {
 			s.ghostShare(j.Share, oldShares[j.Share])
 		}

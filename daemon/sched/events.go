@@ -56,12 +56,14 @@ type HoldChanged struct {
 }
 
 // JobAltered replaces what may change on a pending job (qalter): name-level
-// fields are the driver's; the core takes Priority, NotBefore and Deps.
+// fields are the driver's; the core takes Priority, NotBefore, Deps and
+// Walltime (0: the partition's default).
 type JobAltered struct {
 	ID        JobID
 	Priority  int
 	NotBefore time.Time
 	Deps      []Dep
+	Walltime  time.Duration
 }
 
 // NodeUp marks a node usable. GPUs, when positive, is the number of GPUs

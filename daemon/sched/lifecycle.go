@@ -3,6 +3,7 @@ package sched
 // start places j (for an array entry: its next subjob) on allocs and
 // reports the Start.
 func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
+	s.unreserve(j)
 	sh := j.share
 	t := j
 	var parent *job
@@ -247,6 +248,7 @@ func (s *Scheduler) startNominated(p *partition) {
 		if ok && wait && j.share.inUse()+j.total() <= j.share.quota() {
 			if allocs, nodes, free := s.placeFree(p, j); free {
 				s.releaseNom(nm)
+				s.overtake(j, nodes, allocs, nil)
 				s.start(j, allocs, nodes)
 				if j.arr != nil && j.state == Pending {
 					s.refresh(j)
@@ -272,6 +274,7 @@ func (s *Scheduler) startNominated(p *partition) {
 		s.userAdd(j, -1, j.total(), true)
 		j.nom = nil
 		p.noms = append(p.noms[:i], p.noms[i+1:]...)
+		s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first
 		s.start(j, nm.allocs, nm.nodes)
 		if j.arr != nil && j.state == Pending {
 			s.refresh(j)

@@ -1,5 +1,7 @@
 package sched
 
+import "time"
+
 // lookahead is how many jobs of distinct request shapes one share's pass
 // examines without starting them before it stops looking further down that
 // share's queue; the jobs beyond keep (or get) ReasonPriority: jobs ahead of
@@ -18,13 +20,17 @@ const (
 type shape struct {
 	nodes, gpus, cpus int
 	mem               int64
-	excl              bool   // place=excl places differently
-	group             JobID  // its array; a job with labels stands alone
-	user              string // in a share with per-user rules
+	excl              bool          // place=excl places differently
+	wall              time.Duration // with backfill a shorter job may fit where a longer one did not
+	group             JobID         // its array; a job with labels stands alone
+	user              string        // in a share with per-user rules
 }
 
-func shapeOf(j *job) shape {
+func (s *Scheduler) shapeOf(j *job) shape {
 	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode, excl: j.Exclusive}
+	if s.cfg.Backfill {
+		k.wall = s.walltime(j)
+	}
 	if j.share != nil && j.share.q.perUser {
 		k.user = j.User
 	}
@@ -83,10 +89,15 @@ func (s *Scheduler) pass(p *partition) {
 		sh.blockedPrio = -1
 		sh.redirty = false
 		sh.scanned = sh.scanned[:0]
+		sh.inScan = true
+		sh.resvQ, sh.resvB = 0, 0
 		scan = append(scan, sh)
 	}
 	if len(scan) == 0 {
 		return
+	}
+	if len(p.resvs) > 0 {
+		s.dropScanned(p, full)
 	}
 	p.claimed = 0
 	borrowed := false
@@ -159,6 +170,7 @@ func (s *Scheduler) pass(p *partition) {
 	}
 
 	for _, sh := range scan {
+		sh.inScan = false
 		for _, j := range sh.lastScanned {
 			if j.scanGen != s.gen && !j.gone && j.state == Pending && j.inReady && j.share == sh {
 				s.setReason(j, ReasonPriority)
@@ -188,7 +200,7 @@ func (s *Scheduler) examinedAs(sh *share, j *job, r Reason) {
 	if j.nom != nil {
 		return // it preempts: a job of its shape behind it may too
 	}
-	if k := shapeOf(j); seenReason(sh.seen, k) == ReasonNone {
+	if k := s.shapeOf(j); seenReason(sh.seen, k) == ReasonNone {
 		sh.seen = append(sh.seen, seenShape{k, r})
 	}
 	if j.scanGen != s.gen {
@@ -212,7 +224,7 @@ func (s *Scheduler) skipGone(sh *share) {
 			if len(sh.seen) == 0 || sh.skips >= maxSkips {
 				return
 			}
-			r := seenReason(sh.seen, shapeOf(j))
+			r := seenReason(sh.seen, s.shapeOf(j))
 			if r == ReasonNone {
 				return
 			}
@@ -307,7 +319,7 @@ func (s *Scheduler) started(sh *share, j *job) {
 	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
 		sh.redirty = true
 	}
-	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, shapeOf(j)) != ReasonNone {
+	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, s.shapeOf(j)) != ReasonNone {
 		sh.redirty = true
 	}
 }
@@ -327,22 +339,32 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		return false
 	}
 	g := j.total()
-	if sh.usage()+sh.reservedQ+g > sh.quota() {
+	rq := s.headroomQ(sh, j)
+	if sh.usage()+rq+g > sh.quota() {
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	}
-	fitsPool := sh.reserve() || g+sh.reservedQ <= p.slack()
+	fitsPool := sh.reserve() || g+rq <= p.slack()
+	wouldDelay := false
 	if fitsPool {
-		if allocs, nodes, ok := s.place(p, j); ok {
+		allocs, nodes, ok, masked := s.placeBF(p, j, false)
+		if ok {
 			s.started(sh, j)
+			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, false) })
 			s.start(j, allocs, nodes)
 			return true
+		}
+		if masked {
+			_, _, wouldDelay = s.place(p, j)
 		}
 	}
 	if s.tryPreempt(p, sh, j) {
 		return false
 	}
 	r := s.shortOf(p, j)
+	if wouldDelay {
+		r = ReasonBackfillWouldDelay
+	}
 	if !fitsPool && g <= p.slack() {
 		// Only the pool room reserved for a blocked job ahead of it in its
 		// share stops it.
@@ -351,11 +373,24 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		}
 	}
 	s.blocked(sh, j, r)
-	sh.reservedQ += g
 	sh.blockedWQ = true
+	if s.cfg.Backfill && sh.resv != nil {
+		// EASY: the share's reserved job is ahead of it; it neither
+		// reserves nor holds back the jobs behind it.
+		return false
+	}
+	sh.reservedQ += g
 	if r != ReasonPriority {
-		// Nothing later in its share starts before it (issue 13 rule 2):
-		// without run-time limits any start could delay it.
+		// Nothing later in its share may delay it (issue 13 rule 2): with
+		// backfill, by a reservation that later jobs fit around; without
+		// (or when it cannot be computed: jobs without walltime), no
+		// later job of its share starts before it.
+		if s.cfg.Backfill {
+			if res := s.reserveFor(p, j, false); res != nil {
+				sh.resv, sh.resvQ = res, g
+				return false
+			}
+		}
 		sh.holdAll = true
 	}
 	return false
@@ -379,7 +414,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
 	}
-	if sh.reservedQ > 0 || sh.holdAll {
+	if s.headroomQ(sh, j) > 0 || sh.holdAll {
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	}
@@ -391,7 +426,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		r = ReasonQuota
 	case bc >= 0 && b > bc:
 		r = ReasonBorrowLimit
-	case bc >= 0 && b+sh.reservedB > bc:
+	case bc >= 0 && b+s.headroomB(sh, j) > bc:
 		s.blocked(sh, j, ReasonPriority)
 		return false
 	case g > p.borrowable():
@@ -410,13 +445,20 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		s.blocked(sh, j, r)
 		return false
 	default:
-		if allocs, nodes, ok := s.place(p, j); ok {
+		allocs, nodes, ok, masked := s.placeBF(p, j, true)
+		if ok {
 			s.started(sh, j)
+			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, true) })
 			s.start(j, allocs, nodes)
 			*borrowed = true
 			return true
 		}
 		r = s.shortOf(p, j)
+		if masked {
+			if _, _, free := s.place(p, j); free {
+				r = ReasonBackfillWouldDelay
+			}
+		}
 	}
 	if s.tryPreempt(p, sh, j) {
 		return false
@@ -424,9 +466,24 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	s.blocked(sh, j, r)
 	if sh.cfg.Strategy == LendAndBorrow {
 		sh.reservedB += b
-		sh.reservedP += g
 		if r != ReasonBorrowLimit {
+			// With backfill the first blocked borrower reserves nodes and
+			// GPUs instead of claiming a count of the lendable ones: later
+			// borrowers fit around it.
+			if s.cfg.Backfill && (p.bresv == nil || !s.cfg.FairShare && seqBefore(j, p.bresv.j)) {
+				if old := p.bresv; old != nil {
+					s.unreserve(old.j)
+				}
+				if res := s.reserveFor(p, j, true); res != nil {
+					p.bresv = res
+					sh.resvB = b
+					return false
+				}
+			}
+			sh.reservedP += g
 			p.claimed += g
+		} else {
+			sh.reservedP += g
 		}
 	}
 	return false

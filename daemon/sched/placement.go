@@ -15,6 +15,7 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		p.capUsable -= n.capCounted
 		n.bucket = -1
 	}
+	n.prof.gen = 0 // its release profile changes with it
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
 	if n.excl > 0 {
 		n.free = 0 // an Exclusive job keeps the rest (exclusive.go)
@@ -54,7 +55,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	var picked []*node
 	// The node holding its checkpoint first, when it has room.
 	pref := s.nodeByName[j.PreferNode]
-	if pref != nil && (pref.part != p || !pref.usable() || pref.free < g || !fitsCPU(j, pref.cpuFree(), pref.memFree()) || !pref.hasLabels(j) || !pref.takes(j)) {
+	if pref != nil && (pref.part != p || !pref.usable() || !s.holds(pref, j) || !pref.hasLabels(j) || !pref.takes(j)) {
 		pref = nil
 	}
 	if pref != nil {
@@ -69,7 +70,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 				b := bits.TrailingZeros64(word)
 				word &^= 1 << uint(b)
 				n := p.nodes[w*64+b]
-				if n != pref && fitsCPU(j, n.cpuFree(), n.memFree()) && n.hasLabels(j) && n.takes(j) {
+				if n != pref && s.holds(n, j) && n.hasLabels(j) && n.takes(j) {
 					picked = append(picked, n)
 				}
 			}
@@ -83,10 +84,21 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	}
 	allocs := make([]Alloc, len(picked))
 	for i, n := range picked {
-		avail := n.valid.andNot(n.held).andNot(n.nominated)
-		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: avail.choose(n.gpus, g)}
+		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.avail(n).choose(n.gpus, g)}
 	}
 	return allocs, picked, true
+}
+
+// holds says whether what place may use on n holds one node's part of j.
+func (s *Scheduler) holds(n *node, j *job) bool {
+	if n.free < j.GPUsPerNode {
+		return false
+	}
+	if s.masking && n.maskGen == s.maskGen && (s.avail(n).count() < j.GPUsPerNode || j.Exclusive && !n.mask.isEmpty()) {
+		return false // reserved GPUs it may not use (an Exclusive job would keep them all)
+	}
+	c, m := s.roomOn(n)
+	return fitsCPU(j, c, m)
 }
 
 // shortOf says what keeps j from free room: ReasonCPUs when enough usable

@@ -520,6 +520,7 @@ func (s *Scheduler) nominate(se *search) bool {
 	if len(se.sel) == 0 && !waits {
 		return false
 	}
+	s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first
 	for k, n := range nm.nodes {
 		n.nominated = n.nominated.or(setOf(nm.allocs[k].GPUs))
 		rc, rm := n.reqOn(j)

@@ -28,6 +28,9 @@ type world struct {
 	// what they hold, so only shares that start jobs must be within limits.
 	reloaded bool
 	cpus     bool // nodes may account CPUs and memory; jobs ask for them
+	// walls: backfill is on, jobs have walltimes and the driver ends every
+	// job by its walltime (as the nodes do).
+	walls bool
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
@@ -72,6 +75,9 @@ func (w *world) apply(ev Event) {
 
 func (w *world) schedule() Plan {
 	w.now = w.now.Add(time.Duration(rapid.IntRange(1, 5).Draw(w.t, "dt")) * time.Second)
+	if w.walls {
+		w.honourWalltimes()
+	}
 	w.log = append(w.log, w.now)
 	p := w.s.Schedule(w.now)
 	w.plans = append(w.plans, p)
@@ -82,6 +88,9 @@ func (w *world) schedule() Plan {
 	}
 	w.check(p)
 	w.checkUserLimits()
+	if w.walls {
+		w.checkReservations()
+	}
 	if err := w.s.reasonsTruthful(); err != nil {
 		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
 	}
@@ -126,6 +135,10 @@ func (w *world) step(nodeEvents bool) {
 			Nodes:       rapid.SampledFrom([]int{1, 1, 1, 2}).Draw(w.t, "jn"),
 			GPUsPerNode: rapid.IntRange(1, 9).Draw(w.t, "jg"),
 			User:        rapid.SampledFrom(userNames).Draw(w.t, "user"),
+		}
+		if w.walls {
+			// 0: the partition's default walltime.
+			j.Walltime = time.Duration(rapid.SampledFrom([]int{0, 1, 3, 10, 30}).Draw(w.t, "wall")) * time.Second
 		}
 		if w.cpus {
 			j.GPUsPerNode = rapid.IntRange(0, 9).Draw(w.t, "jg0")
@@ -613,7 +626,7 @@ func (w *world) checkLiveness() {
 			continue
 		}
 		for n, r := range room {
-			if r >= g && size[n] >= g && info.Reason != ReasonPriority {
+			if r >= g && size[n] >= g && info.Reason != ReasonPriority && !(w.walls && info.Reason == ReasonBackfillWouldDelay) {
 				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim\n%s",
 					id, g, u.Share, u.InUse, u.Quota, info.Reason, n, w.dump())
 			}
@@ -622,12 +635,22 @@ func (w *world) checkLiveness() {
 }
 
 func runWorld(t *rapid.T, nodeEvents bool) *world {
+	return runWorldBF(t, nodeEvents, false)
+}
+
+// runWorldBF is runWorld, with backfill and walltimes when walls is set.
+func runWorldBF(t *rapid.T, nodeEvents, walls bool) *world {
 	cfg := genConfig(t, nodeEvents)
+	if walls {
+		cfg.Backfill = true
+		cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
+		cfg.Partitions[0].DefaultWalltime = time.Duration(rapid.SampledFrom([]int{0, 5, 20}).Draw(t, "defaultWall")) * time.Second
+	}
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, walls: walls, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, n := range cfg.Nodes {
 		w.apply(NodeUp{Node: n.Name})
 	}
@@ -675,6 +698,76 @@ func TestPropInvariants(t *testing.T) {
 func TestPropReserveAndLiveness(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		w := runWorld(t, false)
+		w.checkLiveness()
+		w.replay()
+	})
+}
+
+// honourWalltimes ends every job that has run its walltime, as the nodes
+// do: the walltimes reservations count with are honoured.
+func (w *world) honourWalltimes() {
+	for _, id := range w.jobsIn(Running, Preempting, Killing) {
+		j := w.s.jobs[id]
+		if wall := w.s.walltime(j); wall > 0 && !j.started.Add(wall).After(w.now) {
+			w.apply(Exited{ID: id, ExitStatus: 271})
+		}
+	}
+}
+
+// checkReservations asserts, after a pass, that every reservation belongs
+// to a pending job and promises GPUs of usable nodes that no running job
+// holds past the reservation's start: no job started since (backfilled or
+// not) delays it.
+func (w *world) checkReservations() {
+	for _, p := range w.s.parts {
+		for _, r := range p.resvs {
+			if r.j.gone || r.j.state != Pending || r.j.resv != r {
+				w.t.Fatalf("reservation of %s, which is not a pending job holding it\n%s", r.j.ID, w.dump())
+			}
+			if len(r.nodes) != r.j.Nodes || r.start.Before(w.now.Add(-time.Minute)) {
+				w.t.Fatalf("reservation of %s: %d nodes for %d, start %v at %v", r.j.ID, len(r.nodes), r.j.Nodes, r.start, w.now)
+			}
+			for k, n := range r.nodes {
+				want := r.j.GPUsPerNode
+				if r.j.Exclusive {
+					want = n.valid.count() // it keeps the whole node
+				}
+				if !n.usable() || r.gpus[k].count() != want || !r.gpus[k].andNot(n.valid).isEmpty() {
+					w.t.Fatalf("reservation of %s on %s: node usable %v, GPUs %v\n%s", r.j.ID, n.cfg.Name, n.usable(), r.gpus[k].list(), w.dump())
+				}
+				for _, x := range n.jobs {
+					if x.state != Running {
+						continue // leaving: it frees its GPUs now
+					}
+					for m, y := range x.anodes {
+						if y == n && !x.keeps(m).and(r.gpus[k]).isEmpty() && w.s.endFrom(x, x.started).After(r.start) {
+							w.t.Fatalf("job %s (started %v, walltime %v) holds GPUs %v of %s reserved for %s from %v\n%s",
+								x.ID, x.started, w.s.walltime(x), x.allocs[m].GPUs, n.cfg.Name, r.j.ID, r.start, w.dump())
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPropBackfill: with backfill on and walltimes honoured, a reservation
+// is never delayed: after every pass no running job holds a reserved GPU
+// past the reservation's start. Every event kind of the other property
+// tests is generated (node events, reloads and restarts included).
+func TestPropBackfill(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := runWorldBF(t, true, true)
+		w.replay()
+	})
+}
+
+// TestPropBackfillLiveness: with backfill on, a job that fits its quota
+// and a node's room waits only for jobs ahead of it (Priority) or for a
+// reservation it would delay.
+func TestPropBackfillLiveness(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := runWorldBF(t, false, true)
 		w.checkLiveness()
 		w.replay()
 	})

@@ -31,6 +31,7 @@ const (
 	ReasonFairShare                  // a borrower of a share with less decayed usage per weight goes first (fair share)
 	ReasonUserJobLimit               // its user runs the share's max_running_jobs_per_user jobs
 	ReasonUserGPULimit               // starting it would pass the share's max_gpus_per_user for its user
+	ReasonBackfillWouldDelay         // free GPUs hold it, but only reserved ones, and it would still run when the reservation starts
 	numReasons
 )
 
@@ -61,6 +62,7 @@ var reasonNames = [numReasons]string{
 	ReasonFairShare:           "FairShare",
 	ReasonUserJobLimit:        "UserJobLimit",
 	ReasonUserGPULimit:        "UserGPULimit",
+	ReasonBackfillWouldDelay:  "BackfillWouldDelay",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

@@ -11,21 +11,21 @@ import (
 // comment. Configuration lines come first (and again after "reconfig",
 // closed by "apply-config"):
 //
-//	partition NAME [retries=N] [node_retries=N] [start_retries=N] [ckpt_local]
+//	partition NAME [retries=N] [node_retries=N] [start_retries=N] [ckpt_local] [walltime=SECONDS]
 //	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //	      [weight=N] [fair_users] [max_jobs_user=N] [max_gpus_user=N]
-//	scheduler [fair_share] [half_life=SECONDS]
+//	scheduler [fair_share] [backfill] [half_life=SECONDS]
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
-//	submit ID share=S [user=U] [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N]
+//	submit ID share=S [user=U] [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N] [wall=SECONDS]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	       [prefer=NODE] [excl]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID   prio ID N
-//	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...]
+//	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
 //	outcome ID [status=N] [started] [cancelled] [failed]
 //
 // A pass and what its plan must hold, exactly (starts and preempts in plan
@@ -41,6 +41,7 @@ import (
 // State checks:
 //
 //	check job ID [state=S] [reason=R] [preemptions=N] [node_failures=N] [start_failures=N] [hold=uos] [nodes=n1,n2] [prefer=NODE]
+//	          [est=T|none] [est_on=n1:0-3+n2:0-3]   (the reservation's start and GPUs)
 //	check gone ID
 //	check share S [inuse=N] [borrowed=N] [lent=N] [pending=N] [running=N] [usage=GPU-SECONDS, rounded]
 //	check node N used=0-3|none
@@ -231,6 +232,11 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	j.Labels = scLabels(kv["labels"])
 	j.PreferNode = kv["prefer"]
 	j.Exclusive = kv["excl"] == "true"
+	wall, err := scInt(kv, "wall", 0)
+	if err != nil {
+		return j, err
+	}
+	j.Walltime = time.Duration(wall) * time.Second
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {
@@ -311,6 +317,7 @@ func parseScenario(text string) (*scenario, error) {
 					return nil, fail("%v", err)
 				}
 				cfg.FairShare, cfg.UsageHalfLife = kv["fair_share"] == "true", time.Duration(hl)*time.Second
+				cfg.Backfill = kv["backfill"] == "true"
 				continue
 			}
 			if len(f) < 2 {
@@ -334,8 +341,12 @@ func parseScenario(text string) (*scenario, error) {
 				if err != nil {
 					return nil, fail("%v", err)
 				}
+				w, err := scInt(kv, "walltime", 0)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
 				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr, StartFailureRetries: sr,
-					CheckpointsLocal: kv["ckpt_local"] == "true"})
+					CheckpointsLocal: kv["ckpt_local"] == "true", DefaultWalltime: time.Duration(w) * time.Second})
 			case "node":
 				g, err1 := scInt(kv, "gpus", 0)
 				c, err2 := scInt(kv, "cpus", 0)
@@ -547,6 +558,11 @@ func parseScenario(text string) (*scenario, error) {
 					return nil, fail("%v", e)
 				}
 			}
+			w, e := scInt(kv, "wall", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			a.Walltime = time.Duration(w) * time.Second
 			st.ev = a
 		case "outcome":
 			if err = need(1); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestScenarios runs every testdata/scenarios/*.txt file as a named case and
@@ -184,6 +185,15 @@ func runCheck(s *Scheduler, c *scCheck) []string {
 				want = fmtInts(l)
 			}
 		}
+		if ok && key == "est_on" && want != "none" {
+			var as []Alloc
+			for _, on := range strings.Split(want, "+") {
+				n, r, _ := strings.Cut(on, ":")
+				l, _ := scRange(r)
+				as = append(as, Alloc{Node: n, GPUs: l})
+			}
+			want = fmtAllocs(as)
+		}
 		if ok && want != got {
 			bad = append(bad, fmt.Sprintf("%s %s: %s=%s, want %s", c.what, c.name, key, got, want))
 		}
@@ -212,6 +222,13 @@ func runCheck(s *Scheduler, c *scCheck) []string {
 			run = append(run, string(r))
 		}
 		cmp("running", strings.Join(run, ","))
+		est, on := "none", "none"
+		if e := info.Estimate; e != nil {
+			est = strconv.Itoa(int(e.Start.Sub(scBase) / time.Second))
+			on = fmtAllocs(e.Allocs)
+		}
+		cmp("est", est)
+		cmp("est_on", on)
 	case "share":
 		for _, u := range s.Shares() {
 			if u.Share != c.name {

@@ -35,6 +35,10 @@ type Scheduler struct {
 
 	uses    map[string]*shareUse // decayed usage by share name (fairshare.go)
 	usageAt time.Time            // the time uses is brought to
+	maskGen uint64               // placeBF's node masks
+	masking bool                 // place keeps off the masks of maskGen
+	relBuf  []time.Time
+	holdBuf []relHold
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
@@ -224,6 +228,7 @@ func (s *Scheduler) markDirty(sh *share) {
 }
 
 func (s *Scheduler) queueRemove(j *job) {
+	s.unreserve(j)
 	if !j.inReady {
 		return
 	}
@@ -314,6 +319,9 @@ func (s *Scheduler) Job(id JobID) (JobInfo, bool) {
 	info := JobInfo{Job: cloneJob(j.Job), State: j.state, Started: j.started}
 	if j.state == Pending {
 		info.Reason = j.reason
+		if j.resv != nil {
+			info.Estimate = j.resv.estimate()
+		}
 	}
 	for _, a := range j.allocs {
 		info.Allocs = append(info.Allocs, Alloc{Node: a.Node, GPUs: append([]int(nil), a.GPUs...)})

@@ -44,6 +44,8 @@ type job struct {
 	blocked  []gpuSet // Exclusive: per node, the GPUs it keeps from others (all of the node's)
 	gone     bool     // removed from the core
 	startGen uint64   // the Schedule call that started it
+
+	resv *reservation // its reservation while pending (backfill)
 }
 
 // arrayState is what an array entry tracks beyond its Job.
@@ -82,8 +84,12 @@ type share struct {
 
 	dirty       bool
 	lastScanned []*job
-	blockedWQ   bool // the last scan left a within-quota job blocked
-	holdAll     bool // per pass: a within-quota job is blocked for room; later ones wait
+	blockedWQ   bool         // the last scan left a within-quota job blocked
+	holdAll     bool         // per pass: a within-quota job is blocked for room; later ones wait
+	inScan      bool         // the current pass looks at it
+	resv        *reservation // the reservation of its first blocked within-quota job (backfill)
+	resvQ       int          // per pass: of reservedQ, the reserved job's part
+	resvB       int          // per pass: of reservedB, its reserved borrower's part
 
 	// per pass
 	cur         mcursor
@@ -180,6 +186,13 @@ type node struct {
 	excl       int    // Exclusive jobs holding it: while > 0 nothing else is placed here and free is 0
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
+
+	resvs   []*reservation // reservations holding GPUs here
+	mask    gpuSet         // placeBF: reserved GPUs the job being placed may not use
+	maskCPU int
+	maskMem int64
+	maskGen uint64 // mask is valid while it equals Scheduler.maskGen
+	prof    relProfile
 }
 
 func (n *node) usable() bool { return n.up && !n.drain && !n.ghost }
@@ -317,8 +330,10 @@ type partition struct {
 	declCap   int   // GPUs of all its nodes, usable or not
 	noms      []*nomination
 	neverFits []*job
-	dirty     bool // capacity changed: scan every share
-	anyDirty  bool // some share is dirty
+	resvs     []*reservation // every reservation (backfill)
+	bresv     *reservation   // the reservation of its first blocked borrower
+	dirty     bool           // capacity changed: scan every share
+	anyDirty  bool           // some share is dirty
 }
 
 // poolCap is how many GPUs non-RESERVE shares may hold together:

@@ -64,6 +64,12 @@ type Config struct {
 	// PriorityDecayHalfLife): usage that old counts half. 0 means
 	// DefaultUsageHalfLife.
 	UsageHalfLife time.Duration
+	// Backfill turns on walltime-aware reservations with EASY backfill
+	// (reservation.go). Off, a within-quota job blocked for room holds
+	// every later job of its share, and blocked borrowers claim their
+	// size of the lendable GPUs in order, for the rest of the pass (issue
+	// 13's rules; no reservations, no estimates).
+	Backfill bool
 }
 
 // DefaultUsageHalfLife is the half-life of usage when Config sets none
@@ -88,6 +94,9 @@ type Partition struct {
 	// CheckpointsLocal: each node keeps its own checkpoints, so a job that
 	// goes back to the queue prefers the node it ran on (Job.PreferNode).
 	CheckpointsLocal bool
+	// DefaultWalltime is what a job that names no walltime counts as for
+	// reservations; 0 = such jobs may run forever.
+	DefaultWalltime time.Duration
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -165,6 +174,11 @@ type Job struct {
 	Priority int    // 0..9999, higher first
 	Seq      uint64 // submission order (the job number); lower is earlier
 	Submit   time.Time
+
+	// Walltime is the most the job runs once started; 0 = its
+	// partition's DefaultWalltime. Reservations count with it, never with
+	// how long jobs really run.
+	Walltime time.Duration
 
 	Nodes       int   // number of nodes, at least 1
 	GPUsPerNode int   // GPUs on each node

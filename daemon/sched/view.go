@@ -30,6 +30,9 @@ type JobInfo struct {
 	Started time.Time
 	// Running lists an array job's subjobs that hold GPUs.
 	Running []JobID
+	// Estimate is a pending job's reservation (backfill): when it is
+	// expected to start and where; nil without one.
+	Estimate *Estimate
 }
 
 // ShareUsage is one share's standing, as qstat -Q and the metrics show it.

@@ -1,0 +1,595 @@
+package sched
+
+import (
+	"sort"
+	"time"
+)
+
+// Reservations and EASY backfill (issue 14 item 1), on when Config.Backfill
+// is set.
+//
+// Walltimes. A job runs at most its Walltime, or its partition's
+// DefaultWalltime when it names none; with neither it may run forever. A
+// running job is expected to free its GPUs at its start plus that walltime
+// (a job past it, or one being preempted or killed, frees them now: it is
+// about to end). A nomination's GPUs are expected free once its preemptor
+// has run its walltime from now. The core never looks at how long a job
+// really runs: only the walltime in its record counts.
+//
+// Who gets a reservation. In each share, the first job that fits inside the
+// share's quota but is blocked for room (GPUs, CPUs, memory, or a
+// reservation ahead of it) gets one; so does the first blocked borrower of
+// the partition (by the borrowers' order) unless its borrow limit or its
+// share's strategy is what stops it. A reservation is a start time and a
+// set of nodes and GPUs: for every node that can hold the job, the time
+// when enough of its GPUs (and CPUs and memory) are expected free, counting
+// GPUs reserved for earlier reservations busy until those reserved jobs are
+// expected to end; the job's nodes are the ones with the earliest times
+// (node order on a tie) and its start the latest of theirs. On each node
+// it takes GPUs that are busy now before GPUs that are free now, so that
+// free GPUs stay open to backfill. When some node the job needs is never
+// expected free (jobs without walltime), no reservation is made and the
+// share (or the borrowers) wait as without backfill.
+//
+// What a reservation binds. A job that would still run at a reservation's
+// start may not use the reservation's GPUs, nor the CPUs and memory the
+// reserved job counts on its nodes, if the reservation is ahead of it: a
+// reservation of a within-quota job binds the later jobs of its share (in
+// queue order), the within-quota jobs of other shares submitted after it
+// (Seq), and every borrower; a borrower's reservation binds the borrowers
+// after it (by Seq; under fair share every other borrower, the reserved one
+// being the one whose turn it was). A job that ends before the start may use them (it is
+// backfilled). Within its share, the quota headroom a reserved job needs
+// is kept for it the same way. Reclaim is never bound: an owner taking
+// back lent GPUs preempts as before, on any GPUs, and nominated preemptors
+// start on their GPUs whatever is reserved (the reservation is computed
+// again at the next pass). A job that fits the free GPUs but only on
+// reserved ones waits with ReasonBackfillWouldDelay.
+//
+// Only one job per share (and one borrower per partition) reserves (EASY,
+// not conservative backfill): the jobs blocked behind it start when they
+// fit around it, and do not hold the share.
+//
+// Lifetime. Reservations are computed again whenever the pass looks at
+// their share again (every share after a capacity change); the others
+// stay. A reservation ends when its job starts, leaves the queue or goes.
+//
+// Cost. Computing one costs a look at each of the partition's nodes and the
+// jobs on it; a pass computes at most one per share and one for the
+// borrowers. Placing a job around reservations costs the nodes of the
+// reservations that bind it, then a placement as usual (tight fit, from the
+// free-count buckets; a node with reserved GPUs is tried in the bucket of
+// its free count and skipped when what is left does not hold the job).
+
+// overtake drops the reservations that j, about to hold allocs from now
+// on, runs into (it holds some of their GPUs past their start), except
+// those keep says it honours; their shares are looked at again in the
+// next pass. Reclaim (a nominated preemptor) and a job no reservation binds
+// may take reserved GPUs; a reservation is never left promising GPUs that
+// somebody holds past its start.
+func (s *Scheduler) overtake(j *job, nodes []*node, allocs []Alloc, keep func(*reservation) bool) {
+	end := s.endFrom(j, s.now)
+	for k, n := range nodes {
+		if len(n.resvs) == 0 {
+			continue
+		}
+		g := setOf(allocs[k].GPUs)
+		if j.Exclusive {
+			g = n.valid // it keeps the whole node
+		}
+		for i := len(n.resvs) - 1; i >= 0; i-- {
+			if i >= len(n.resvs) {
+				continue
+			}
+			r := n.resvs[i]
+			if r.j == j || !r.start.Before(end) || (keep != nil && keep(r)) {
+				continue
+			}
+			for m, y := range r.nodes {
+				if y == n && !r.gpus[m].and(g).isEmpty() {
+					rj := r.j
+					s.unreserve(rj)
+					s.markDirty(rj.share)
+					break
+				}
+			}
+		}
+	}
+}
+
+// forever stands for "never" in expected times: the end of a job without
+// walltime.
+var forever = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// reservation holds GPUs (and the CPUs and memory its job counts) on some
+// nodes for a blocked job from start on.
+type reservation struct {
+	j      *job
+	part   *partition
+	start  time.Time
+	end    time.Time // start + the job's walltime; forever without one
+	borrow bool      // a borrower's reservation
+	nodes  []*node
+	gpus   []gpuSet // per node
+	allocs []Alloc
+}
+
+// walltime is what j may run: its own walltime, or its partition's
+// default; 0 = no limit.
+func (s *Scheduler) walltime(j *job) time.Duration {
+	if j.Walltime > 0 {
+		return j.Walltime
+	}
+	if j.share != nil && j.share.part != nil {
+		return j.share.part.cfg.DefaultWalltime
+	}
+	return 0
+}
+
+// endFrom is when j would end if it started at t.
+func (s *Scheduler) endFrom(j *job, t time.Time) time.Time {
+	w := s.walltime(j)
+	if w <= 0 || !t.Before(forever) {
+		return forever
+	}
+	if e := t.Add(w); e.Before(forever) {
+		return e
+	}
+	return forever
+}
+
+// expectedEnd is when a job holding GPUs is expected to free them.
+func (s *Scheduler) expectedEnd(x *job) time.Time {
+	if x.state != Running {
+		return s.now // being preempted or killed: about to end
+	}
+	e := s.endFrom(x, x.started)
+	if e.Before(s.now) {
+		return s.now
+	}
+	return e
+}
+
+// unreserve drops j's reservation, if it has one.
+func (s *Scheduler) unreserve(j *job) {
+	r := j.resv
+	if r == nil {
+		return
+	}
+	j.resv = nil
+	for _, n := range r.nodes {
+		for i, x := range n.resvs {
+			if x == r {
+				n.resvs = append(n.resvs[:i], n.resvs[i+1:]...)
+				break
+			}
+		}
+	}
+	p := r.part
+	for i, x := range p.resvs {
+		if x == r {
+			p.resvs = append(p.resvs[:i], p.resvs[i+1:]...)
+			break
+		}
+	}
+	if p.bresv == r {
+		p.bresv = nil
+	}
+	if sh := j.share; sh != nil && sh.resv == r {
+		sh.resv = nil
+	}
+}
+
+// dropScanned drops, at the start of a pass, the reservations the pass
+// makes again: those of the shares it looks at (every one when full).
+func (s *Scheduler) dropScanned(p *partition, full bool) {
+	for i := len(p.resvs) - 1; i >= 0; i-- {
+		if i >= len(p.resvs) {
+			continue
+		}
+		r := p.resvs[i]
+		if full || r.j.share == nil || r.j.share.inScan || r.j.gone || r.j.state != Pending {
+			s.unreserve(r.j)
+		}
+	}
+}
+
+// binds says whether reservation r is ahead of x (borrowing: x needs to
+// borrow), so that x may not delay it. Under fair share the borrowers'
+// order is not submission order: the reserved borrower, whose turn it was,
+// is ahead of every other.
+func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
+	if r.j == x {
+		return false
+	}
+	if r.borrow {
+		return borrowing && (s.cfg.FairShare || seqBefore(r.j, x))
+	}
+	if x.share == r.j.share {
+		return queueLess(r.j, x)
+	}
+	return borrowing || seqBefore(r.j, x)
+}
+
+func seqBefore(a, b *job) bool {
+	if a.Seq != b.Seq {
+		return a.Seq < b.Seq
+	}
+	return a.ID < b.ID
+}
+
+// shortFor says whether x, started now, ends by r's start.
+func (s *Scheduler) shortFor(x *job, r *reservation) bool {
+	return !s.endFrom(x, s.now).After(r.start)
+}
+
+// headroomQ is the quota headroom sh keeps for its blocked jobs, as j sees
+// it: a job that ends before the share's reservation starts may use the
+// reserved job's part.
+func (s *Scheduler) headroomQ(sh *share, j *job) int {
+	q := sh.reservedQ
+	if r := sh.resv; r != nil && r.j != j && sh.resvQ > 0 && s.shortFor(j, r) {
+		q -= sh.resvQ
+	}
+	return q
+}
+
+// headroomB is headroomQ for the borrow limit.
+func (s *Scheduler) headroomB(sh *share, j *job) int {
+	q := sh.reservedB
+	if r := sh.part.bresv; r != nil && r.j != j && r.j.share == sh && sh.resvB > 0 && s.shortFor(j, r) {
+		q -= sh.resvB
+	}
+	return q
+}
+
+// placeBF is place for a job the partition's reservations may bind: it
+// keeps off the GPUs, CPUs and memory of every reservation ahead of j
+// whose start j would still be running at. masked says whether any did.
+func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Alloc, nodes []*node, ok, masked bool) {
+	if len(p.resvs) == 0 {
+		allocs, nodes, ok = s.place(p, j)
+		return allocs, nodes, ok, false
+	}
+	end := s.endFrom(j, s.now)
+	s.maskGen++
+	for _, r := range p.resvs {
+		if !r.start.Before(end) || !s.binds(r, j, borrowing) {
+			continue
+		}
+		masked = true
+		for k, n := range r.nodes {
+			if n.maskGen != s.maskGen {
+				n.maskGen = s.maskGen
+				n.mask, n.maskCPU, n.maskMem = gpuSet{}, 0, 0
+			}
+			n.mask = n.mask.or(r.gpus[k])
+			c, m := n.reqOn(r.j)
+			n.maskCPU += c
+			n.maskMem += m
+		}
+	}
+	if !masked {
+		allocs, nodes, ok = s.place(p, j)
+		return allocs, nodes, ok, false
+	}
+	s.masking = true
+	allocs, nodes, ok = s.place(p, j)
+	s.masking = false
+	return allocs, nodes, ok, true
+}
+
+// avail is what place may use on n: its free GPUs, less those of the
+// reservations placeBF keeps j off.
+func (s *Scheduler) avail(n *node) gpuSet {
+	a := n.valid.andNot(n.held).andNot(n.nominated)
+	if s.masking && n.maskGen == s.maskGen {
+		a = a.andNot(n.mask)
+	}
+	return a
+}
+
+// roomOn is what place may use on n besides GPUs: free CPUs and memory (-1:
+// not accounted), less the reservations' placeBF keeps j off.
+func (s *Scheduler) roomOn(n *node) (int, int64) {
+	c, m := n.cpuFree(), n.memFree()
+	if s.masking && n.maskGen == s.maskGen {
+		if c >= 0 {
+			c = max(0, c-n.maskCPU)
+		}
+		if m >= 0 {
+			m = max(0, m-n.maskMem)
+		}
+	}
+	return c, m
+}
+
+// reserveFor computes a reservation for j and keeps it; nil when some node
+// j needs is never expected free.
+func (s *Scheduler) reserveFor(p *partition, j *job, borrow bool) *reservation {
+	s.unreserve(j)
+	k := j.Nodes
+	best := make([]resvCand, 0, k) // the k earliest, by time then node order
+	for _, n := range p.nodes {
+		if !n.usable() || !n.fitsDeclared(j) {
+			continue
+		}
+		t, ok := s.nodeTime(n, j)
+		if !ok || (len(best) == k && !t.Before(best[k-1].t)) {
+			continue
+		}
+		i := len(best)
+		if i < k {
+			best = append(best, resvCand{})
+		} else {
+			i = k - 1
+		}
+		for i > 0 && t.Before(best[i-1].t) {
+			best[i] = best[i-1]
+			i--
+		}
+		best[i] = resvCand{n, t}
+	}
+	if len(best) < k {
+		return nil
+	}
+	start := best[k-1].t
+	sort.Slice(best, func(a, b int) bool { return best[a].n.pidx < best[b].n.pidx })
+	if pref := s.nodeByName[j.PreferNode]; pref != nil && pref.part == p && !containsCand(best, pref) {
+		// The node holding its checkpoint instead of the last one, when it
+		// is as early.
+		if t, ok := s.nodeTime(pref, j); ok && pref.usable() && pref.fitsDeclared(j) && !t.After(start) {
+			best[len(best)-1] = resvCand{pref, t}
+			sort.Slice(best, func(a, b int) bool { return best[a].n.pidx < best[b].n.pidx })
+		}
+	}
+	g := j.GPUsPerNode
+	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: borrow}
+	for _, c := range best {
+		rel := s.relWith(c.n)
+		var busy, free gpuSet
+		for i, t := range rel {
+			switch {
+			case t.After(start):
+			case t.After(s.now):
+				busy.set(i)
+			default:
+				free.set(i)
+			}
+		}
+		var pick []int
+		if busy.count() >= g {
+			pick = busy.choose(c.n.gpus, g)
+		} else {
+			pick = append(busy.list(), free.choose(c.n.gpus, g-busy.count())...)
+			sortInts(pick)
+		}
+		r.nodes = append(r.nodes, c.n)
+		if j.Exclusive {
+			r.gpus = append(r.gpus, c.n.valid) // it keeps the whole node
+		} else {
+			r.gpus = append(r.gpus, setOf(pick))
+		}
+		r.allocs = append(r.allocs, Alloc{Node: c.n.cfg.Name, GPUs: pick})
+		c.n.resvs = append(c.n.resvs, r)
+	}
+	j.resv = r
+	p.resvs = append(p.resvs, r)
+	return r
+}
+
+// resvCand is a node a reservation may use, and when.
+type resvCand struct {
+	n *node
+	t time.Time
+}
+
+func containsCand(list []resvCand, n *node) bool {
+	for _, c := range list {
+		if c.n == n {
+			return true
+		}
+	}
+	return false
+}
+
+// relProfile is what a node's running jobs and nominations are expected to
+// give back, and when, cached for one Schedule call (now is fixed; any
+// change to the node drops it, see nodeRefresh).
+type relProfile struct {
+	gen    uint64
+	rel    []time.Time // per GPU index: when it is expected free (forever: not a GPU)
+	sorted []time.Time // rel, ascending
+	holds  []relHold   // what holders count of CPUs and memory, by end
+}
+
+// relHold is one holder's CPUs and memory on a node, and its expected end.
+type relHold struct {
+	end time.Time
+	cpu int
+	mem int64
+}
+
+// profile returns n's release profile, computing it when stale.
+func (s *Scheduler) profile(n *node) *relProfile {
+	pr := &n.prof
+	if pr.gen == s.gen {
+		return pr
+	}
+	pr.gen = s.gen
+	pr.rel = pr.rel[:0]
+	for i := 0; i < n.gpus; i++ {
+		if n.valid.has(i) {
+			pr.rel = append(pr.rel, s.now)
+		} else {
+			pr.rel = append(pr.rel, forever)
+		}
+	}
+	pr.holds = pr.holds[:0]
+	accounts := n.cpus > 0 || n.mem > 0
+	for _, x := range n.jobs {
+		e := s.expectedEnd(x)
+		for k, y := range x.anodes {
+			if y == n {
+				later(pr.rel, x.keeps(k), e)
+			}
+		}
+		if accounts {
+			c, m := n.reqOn(x)
+			pr.holds = append(pr.holds, relHold{e, c, m})
+		}
+	}
+	if n.part != nil {
+		// A nomination's GPUs: free once its preemptor has run its
+		// walltime from now.
+		for _, nm := range n.part.noms {
+			for k, y := range nm.nodes {
+				if y != n {
+					continue
+				}
+				e := s.endFrom(nm.j, s.now)
+				later(pr.rel, setOf(nm.allocs[k].GPUs), e)
+				if accounts {
+					c, m := n.reqOn(nm.j)
+					pr.holds = append(pr.holds, relHold{e, c, m})
+				}
+			}
+		}
+	}
+	pr.sorted = append(pr.sorted[:0], pr.rel...)
+	sortTimes(pr.sorted)
+	sort.Slice(pr.holds, func(a, b int) bool { return pr.holds[a].end.Before(pr.holds[b].end) })
+	return pr
+}
+
+// later moves the expected free time of the GPUs in gs to e when later.
+func later(rel []time.Time, gs gpuSet, e time.Time) {
+	for i := range rel {
+		if gs.has(i) && e.After(rel[i]) {
+			rel[i] = e
+		}
+	}
+}
+
+func sortTimes(a []time.Time) {
+	for i := 1; i < len(a); i++ {
+		for k := i; k > 0 && a[k].Before(a[k-1]); k-- {
+			a[k], a[k-1] = a[k-1], a[k]
+		}
+	}
+}
+
+// relWith is n's profile with the reservations on it counted busy until
+// their jobs are expected to end.
+func (s *Scheduler) relWith(n *node) []time.Time {
+	pr := s.profile(n)
+	rel := append([]time.Time(nil), pr.rel...)
+	for _, r := range n.resvs {
+		for k, y := range r.nodes {
+			if y == n {
+				later(rel, r.gpus[k], r.end)
+			}
+		}
+	}
+	return rel
+}
+
+// nodeTime is when n is expected to hold one node's part of j: enough GPUs,
+// CPUs and memory, counting reservations busy until their jobs end; false
+// when never.
+func (s *Scheduler) nodeTime(n *node, j *job) (time.Time, bool) {
+	pr := s.profile(n)
+	g := j.GPUsPerNode
+	if j.Exclusive {
+		g = len(pr.rel) // an idle node: every GPU free
+	}
+	if g > len(pr.rel) {
+		return forever, false
+	}
+	t := s.now
+	if len(n.resvs) == 0 {
+		if g > 0 {
+			t = pr.sorted[g-1]
+		}
+	} else {
+		rel := append(s.relBuf[:0], pr.rel...)
+		for _, r := range n.resvs {
+			for k, y := range r.nodes {
+				if y == n {
+					later(rel, r.gpus[k], r.end)
+				}
+			}
+		}
+		sortTimes(rel)
+		s.relBuf = rel
+		if g > 0 {
+			t = rel[g-1]
+		}
+	}
+	if !t.Before(forever) {
+		return forever, false
+	}
+	c, m := n.reqOn(j)
+	if c == 0 && m == 0 {
+		return t, true
+	}
+	// CPUs and memory: the earliest time at which enough of what the
+	// holders (and reservations) count is expected back.
+	holds := append(s.holdBuf[:0], pr.holds...)
+	for _, r := range n.resvs {
+		rc, rm := n.reqOn(r.j)
+		holds = append(holds, relHold{r.end, rc, rm})
+	}
+	if len(n.resvs) > 0 {
+		sort.Slice(holds, func(a, b int) bool { return holds[a].end.Before(holds[b].end) })
+	}
+	s.holdBuf = holds
+	usedC, usedM := 0, int64(0)
+	for _, h := range holds {
+		usedC += h.cpu
+		usedM += h.mem
+	}
+	fits := func() bool { return (c == 0 || n.cpus-usedC >= c) && (m == 0 || n.mem-usedM >= m) }
+	tc := s.now
+	for _, h := range holds {
+		if fits() {
+			break
+		}
+		usedC -= h.cpu
+		usedM -= h.mem
+		tc = h.end
+	}
+	if !fits() || !tc.Before(forever) {
+		return forever, false
+	}
+	if tc.After(t) {
+		t = tc
+	}
+	return t, true
+}
+
+// Estimate is a reserved job's expected start and the nodes and GPUs
+// reserved for it (PBS's estimated.start_time and estimated.exec_vnode).
+type Estimate struct {
+	Start  time.Time
+	Allocs []Alloc
+}
+
+func (r *reservation) estimate() *Estimate {
+	e := &Estimate{Start: r.start}
+	for _, a := range r.allocs {
+		e.Allocs = append(e.Allocs, Alloc{Node: a.Node, GPUs: append([]int(nil), a.GPUs...)})
+	}
+	return e
+}
+
+// Estimates returns every reserved job's estimate, by job.
+func (s *Scheduler) Estimates() map[JobID]Estimate {
+	out := map[JobID]Estimate{}
+	for _, p := range s.parts {
+		for _, r := range p.resvs {
+			out[r.j.ID] = *r.estimate()
+		}
+	}
+	return out
+}
