@@ -181,6 +181,9 @@ type ShareStatus struct {
 	Pending     int    `json:"pending"`
 	Running     int    `json:"running"`
 	Preemptions int    `json:"preemptions"` // jobs of this share preempted, since the controller started
+	// FairUsage is the share's borrowed GPU-hours, decayed with
+	// [scheduler] usage_half_life: what fair share orders borrowers by.
+	FairUsage float64 `json:"fair_usage_gpu_h"`
 }
 
 // NodeStatus is one node as the controller sees it.

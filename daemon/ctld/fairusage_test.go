@@ -102,6 +102,11 @@ func TestFairUsageSurvivesRestartAndReload(t *testing.T) {
 	if u := tc.fairUsage("y"); u != 0 {
 		t.Fatalf("usage of y, which borrowed nothing: %v", u)
 	}
+	for _, s := range tc.call(api.Request{Op: api.OpShares}).Shares {
+		if s.Name == "x" && math.Abs(s.FairUsage*3600-before) > 1e-6*before {
+			t.Fatalf("qstat -Q: x's fair usage %v GPU-h, want %v GPU-s", s.FairUsage, before)
+		}
+	}
 
 	// A stop saves it; the restarted core has it back.
 	tc.stop()

@@ -23,6 +23,7 @@ type metrics struct {
 	lent         *prometheus.GaugeVec
 	pending      *prometheus.GaugeVec
 	running      *prometheus.GaugeVec
+	fairUsage    *prometheus.GaugeVec
 	preemptions  *prometheus.CounterVec
 	submitted    prometheus.Counter
 	passSeconds  prometheus.Histogram
@@ -52,6 +53,8 @@ func newMetrics() *metrics {
 		lent:     gv("share_lent_gpus", "The share's idle quota that other shares use."),
 		pending:  gv("share_pending_jobs", "Pending jobs of the share."),
 		running:  gv("share_running_jobs", "Running jobs of the share."),
+		fairUsage: gv("share_fair_usage_gpu_seconds",
+			"The share's borrowed GPU-seconds, decayed with usage_half_life: what fair share orders borrowers by."),
 		preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sharq", Name: "preemptions_total",
 			Help: "Jobs preempted, by the victim's share and kind (cross_share, in_share)."}, []string{"share", "kind"}),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "jobs_submitted_total", Help: "Jobs accepted."}),
@@ -78,7 +81,7 @@ func newMetrics() *metrics {
 	m.spoolErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "spool_write_errors_total",
 		Help: "Failed spool writes (the controller stops after one; a restart recovers)."})
 	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors)
-	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.preemptions, m.submitted,
+	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -93,6 +96,7 @@ func (c *Controller) updateShareMetrics() {
 		c.met.lent.WithLabelValues(u.Share).Set(float64(u.Lent))
 		c.met.pending.WithLabelValues(u.Share).Set(float64(u.Pending))
 		c.met.running.WithLabelValues(u.Share).Set(float64(u.Running))
+		c.met.fairUsage.WithLabelValues(u.Share).Set(u.FairUsage)
 	}
 }
 

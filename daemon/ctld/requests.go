@@ -500,7 +500,7 @@ func (c *Controller) shareStatus() []api.ShareStatus {
 	for _, u := range c.core.Shares() {
 		st := api.ShareStatus{Name: u.Share, Partition: u.Partition, Strategy: u.Strategy.String(), State: "ENABLED",
 			Quota: u.Quota, InUse: u.InUse, Borrowed: u.Borrowed, Lent: u.Lent, Pending: u.Pending, Running: u.Running,
-			Preemptions: c.preempted[u.Share], BorrowLimit: -1}
+			Preemptions: c.preempted[u.Share], BorrowLimit: -1, FairUsage: u.FairUsage / 3600}
 		if sh := c.cfg.Share(u.Share); sh != nil {
 			st.BorrowLimit = sh.BorrowLimit
 			if !sh.Enabled {

@@ -374,7 +374,7 @@ func (s *Scheduler) Shares() []ShareUsage {
 		u := ShareUsage{
 			Share: sh.cfg.Name, Partition: sh.cfg.Partition, Strategy: sh.cfg.Strategy,
 			Quota: sh.quota(), InUse: sh.inUse(), Borrowed: max(0, sh.inUse()-sh.quota()),
-			Pending: sh.pending, Running: len(sh.running),
+			Pending: sh.pending, Running: len(sh.running), FairUsage: s.ShareFairUsage(sh.cfg.Name),
 		}
 		if pl := pools[sh.part]; pl != nil && !sh.reserve() && !sh.removed {
 			idle := max(0, sh.quota()-sh.inUse())

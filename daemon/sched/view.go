@@ -47,6 +47,9 @@ type ShareUsage struct {
 	Lent      int // the share's idle quota that borrowers use now
 	Pending   int
 	Running   int
+	// FairUsage is the share's decayed borrowed GPU-seconds (fair share,
+	// fairshare.go) as of the last Schedule call.
+	FairUsage float64
 }
 
 // NodeInfo is one node's standing.
