@@ -18,6 +18,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc"
 )
 
 var _ Runtime = (*Containerd)(nil)
@@ -50,10 +51,12 @@ type Containerd struct {
 	node      string
 	lazy      bool
 	snapMu    sync.Mutex
-	snap      string // "" until detected
+	snap      string     // "" until detected
+	images    imageCache // prepared images of snap
 	host      host
 	hostRoot  string // see DefaultHostRootDir
 	log       *slog.Logger
+	dialOpts  []grpc.DialOption // more options of the daemon connection
 
 	ctx    context.Context // ends at Close: SIGKILL timers
 	cancel context.CancelFunc
@@ -102,7 +105,7 @@ func NewContainerd(ctx context.Context, socket, namespace string, opts ...Option
 		c.node = h
 	}
 	c.host = defaultHost()
-	cl, err := client.New(socket, client.WithDefaultNamespace(namespace))
+	cl, err := client.New(socket, client.WithDefaultNamespace(namespace), client.WithExtraDialOpts(c.dialOpts))
 	if err != nil {
 		return nil, fmt.Errorf("containerd runtime: connect %s: %w", socket, err)
 	}
@@ -195,7 +198,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	} else if !errdefs.IsNotFound(err) {
 		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
-	var img client.Image // nil: the host's root
+	var img *preparedClientImage // nil: the host's root
 	if s.Image != HostImage {
 		var err error
 		if img, err = c.image(ctx, s); err != nil {
@@ -213,29 +216,21 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	if err != nil {
 		return fmt.Errorf("start job %s: %w: %w", s.JobID, ErrBadSpec, err)
 	}
-	ctrOpts := []client.NewContainerOpts{
-		client.WithContainerLabels(map[string]string{
-			LabelJob:  s.JobID,
-			LabelNode: c.node,
-			LabelRun:  strconv.Itoa(s.Run),
-		}),
-	}
+	labels := client.WithContainerLabels(map[string]string{
+		LabelJob:  s.JobID,
+		LabelNode: c.node,
+		LabelRun:  strconv.Itoa(s.Run),
+	})
+	var ctr client.Container
 	if img == nil {
 		// No image and no snapshot: the root is the host's own.
 		if err := hostRootDir(c.hostRoot); err != nil {
 			return fmt.Errorf("start job %s: %w", s.JobID, err)
 		}
-		opts = append(opts, hostRootOpts(c.hostRoot))
-		ctrOpts = append(ctrOpts, client.WithNewSpec(opts...))
+		ctr, err = c.client.NewContainer(ctx, id, labels, client.WithNewSpec(append(opts, hostRootOpts(c.hostRoot))...))
 	} else {
-		opts = append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)
-		ctrOpts = append(ctrOpts,
-			client.WithImage(img),
-			client.WithSnapshotter(c.Snapshotter()), // detected by image
-			client.WithNewSnapshot(id, img),
-			client.WithNewSpec(opts...))
+		ctr, err = c.newImageContainer(ctx, id, s, img, labels, opts)
 	}
-	ctr, err := c.client.NewContainer(ctx, id, ctrOpts...)
 	if errdefs.IsAlreadyExists(err) {
 		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
 	}
@@ -259,9 +254,10 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	return nil
 }
 
-// image finds the job's image in containerd and unpacks it for the
-// snapshotter when it is not yet.
-func (c *Containerd) image(ctx context.Context, s Spec) (client.Image, error) {
+// image finds the job's image in containerd and prepares it (unpacked for
+// the snapshotter, config and layers read) once per image digest; see
+// imagecache.go.
+func (c *Containerd) image(ctx context.Context, s Spec) (*preparedClientImage, error) {
 	snap, err := c.snapshotter(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start job %s: %w", s.JobID, err)
@@ -270,14 +266,42 @@ func (c *Containerd) image(ctx context.Context, s Spec) (client.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
 	}
-	if ok, err := img.IsUnpacked(ctx, snap); err != nil {
-		return nil, fmt.Errorf("start job %s: image %s: %w", s.JobID, s.Image, err)
-	} else if !ok {
-		if err := img.Unpack(ctx, snap); err != nil {
-			return nil, fmt.Errorf("start job %s: unpack %s: %w", s.JobID, s.Image, err)
+	p := c.images.get(img.Target().Digest)
+	cached := p != nil
+	if !cached {
+		if p, err = prepareImage(ctx, img, snap); err != nil {
+			return nil, fmt.Errorf("start job %s: %w", s.JobID, err)
 		}
+		c.images.put(img.Target().Digest, p)
 	}
-	return img, nil
+	return &preparedClientImage{Image: img, p: p, snap: snap, cached: cached}, nil
+}
+
+// newImageContainer creates the container on a new snapshot of img. When
+// the snapshot's parent is gone although img was prepared before (its
+// unpacked layers removed behind the node's back), img is prepared again
+// and the creation tried once more.
+func (c *Containerd) newImageContainer(ctx context.Context, id string, s Spec, img *preparedClientImage, labels client.NewContainerOpts, opts []oci.SpecOpts) (client.Container, error) {
+	create := func(img *preparedClientImage) (client.Container, error) {
+		return c.client.NewContainer(ctx, id, labels,
+			client.WithImage(img),
+			client.WithSnapshotter(img.snap),
+			client.WithNewSnapshot(id, img),
+			client.WithNewSpec(append([]oci.SpecOpts{oci.WithImageConfig(img)}, opts...)...))
+	}
+	ctr, err := create(img)
+	if !img.cached || !errdefs.IsNotFound(err) {
+		return ctr, err
+	}
+	dgst := img.Target().Digest
+	c.log.Warn("the unpacked layers of an image are gone; preparing it again", "job", s.JobID, "image", s.Image, "digest", dgst, "err", err)
+	c.images.forget(dgst)
+	p, perr := prepareImage(ctx, img.Image, img.snap)
+	if perr != nil {
+		return nil, perr
+	}
+	c.images.put(dgst, p)
+	return create(&preparedClientImage{Image: img.Image, p: p, snap: img.snap})
 }
 
 // discard removes what a failed Start created.
@@ -534,7 +558,15 @@ func (c *Containerd) Remove(ctx context.Context, jobID string) error {
 		if err == nil && st.Status != client.Stopped && st.Status != client.Created {
 			return fmt.Errorf("remove job %s: %w", jobID, ErrRunning)
 		}
-		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+		// A stopped task has no process left (its init was the PID
+		// namespace's, whose end kills the rest): no kill before the
+		// delete, which would cost a runc run and two calls. A created
+		// one's init still waits to be started.
+		var kill []client.ProcessDeleteOpts
+		if err != nil || st.Status != client.Stopped {
+			kill = append(kill, client.WithProcessKill)
+		}
+		if _, err := task.Delete(ctx, kill...); err != nil && !errdefs.IsNotFound(err) {
 			return fmt.Errorf("remove job %s: delete task: %w", jobID, err)
 		}
 	}
