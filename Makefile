@@ -15,7 +15,7 @@ all: build
 # The client commands are static binaries (libmunge and the C library
 # linked in, Go's own user and DNS lookups): sharqd bind-mounts them into
 # job containers, whose image may have no C library at all.
-CLIENTS   = qsub qstat qdel qhold qrls qalter sharqctl
+CLIENTS   = qsub qstat qdel qhold qrls qalter qexec sharqctl
 STATIC    = -tags osusergo,netgo,urfave_cli_no_docs -ldflags '-extldflags=-static'
 
 build:

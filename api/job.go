@@ -114,6 +114,8 @@ type Job struct {
 	// ArrayStates counts an array job's subjobs by state. qstat's answer
 	// fills it in; it is never stored.
 	ArrayStates *ArrayStates `json:"array_states,omitempty"`
+	// Interactive is qsub -I (see JobSpec.Interactive).
+	Interactive bool `json:"interactive,omitempty"`
 
 	State State `json:"state"`
 	// Stopping says why a stop was sent to a running job: "deleted",

@@ -52,6 +52,11 @@ type NodeMsg struct {
 	// none is known), which the node dials next.
 	NotLeader bool   `json:"not_leader,omitempty"`
 	Leader    string `json:"leader,omitempty"`
+	// SessionAddr (hello) is the node's session port; an unspecified host
+	// (0.0.0.0) means the address the node's connection comes from.
+	SessionAddr string `json:"session_addr,omitempty"`
+	// Session is MsgSession's order.
+	Session *SessionOrder `json:"session_order,omitempty"`
 }
 
 // GPU is one GPU a node reports.

@@ -42,6 +42,8 @@ type Request struct {
 	Report *ReportSpec `json:"report,omitempty"`
 	// Force is qdel -W force (admins only): stop without grace.
 	Force bool `json:"force,omitempty"`
+	// Session is OpSession's request.
+	Session *SessionSpec `json:"session,omitempty"`
 }
 
 // SubmitSpec is a new job as qsub sends it.
@@ -83,6 +85,11 @@ type JobSpec struct {
 	// ArrayIndices is qsub -J ("0-99:2"), ArrayMax its %max.
 	ArrayIndices string `json:"array_indices,omitempty"`
 	ArrayMax     int    `json:"array_max,omitempty"`
+
+	// Interactive is qsub -I: the job's container waits for a session
+	// (Command, or the user's login shell, on a terminal) and the job ends
+	// with it.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // PBS's priority range (qsub -p, qalter -p).
@@ -134,6 +141,8 @@ type Response struct {
 	Timeline []UsagePoint `json:"timeline,omitempty"`
 	// Controllers answers OpControllers, the leader first.
 	Controllers []ControllerStatus `json:"controllers,omitempty"`
+	// Session answers OpSession.
+	Session *SessionGrant `json:"session,omitempty"`
 	// Summary holds one line per job for StatFilter.Summary. It travels
 	// after the response line as Payload raw bytes (see WriteResponse):
 	// JSON would escape every tab and newline of a 100,000-job listing.

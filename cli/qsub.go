@@ -28,7 +28,7 @@ type qsubOpts struct {
 	prio                                           *int
 	res                                            resSpec
 	vars                                           []envVar
-	allEnv, hold, quiet                            bool
+	allEnv, hold, quiet, interactive               bool
 	grace                                          *time.Duration
 	block                                          *bool
 	deps                                           *[]api.Dep
@@ -55,6 +55,7 @@ func (q *qsubOpts) overlay(o *qsubOpts) {
 	q.allEnv = q.allEnv || o.allEnv
 	q.hold = q.hold || o.hold
 	q.quiet = q.quiet || o.quiet
+	q.interactive = q.interactive || o.interactive
 	if o.grace != nil {
 		q.grace = o.grace
 	}
@@ -85,7 +86,7 @@ var qsubIgnored = map[string]string{
 // qsubRefused are PBS/Torque options that sharq cannot honour; a script
 // that needs them is refused, with the reason.
 var qsubRefused = map[string]string{
-	"I": "interactive jobs", "X": "X11 forwarding", "f": "foreground submission",
+	"X": "X11 forwarding", "f": "foreground submission",
 }
 
 func strValue(dst **string, check func(string) error) funcValue {
@@ -144,6 +145,8 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			Action: setTrue(&o.allEnv)},
 		&ucli.BoolFlag{Name: "h", Usage: "submit the job held (qrls releases it)", DisableDefaultText: true,
 			Action: setTrue(&o.hold)},
+		&ucli.BoolFlag{Name: "I", Usage: "interactive: wait for the job to start, then connect this terminal to a shell (or the command after --) in its container on its first node; qsub exits with its status. A script's #PBS lines still apply, its body does not run", DisableDefaultText: true,
+			Action: setTrue(&o.interactive)},
 		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's); \"host\": the node's own root filesystem, read-only, where the partition allows it (host_image). Every image also gets the mounts the admin configured (sharqctl show config)",
 			Value: strValue(&o.image, nonEmpty)},
 		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
@@ -354,7 +357,8 @@ func Qsub(ctx context.Context, args []string, sys *Sys) int {
 	var cmd qsubOpts
 	app := newApp(sys, "qsub", "submit a batch job",
 		"qsub [options] [script]\n"+
-			"qsub [options] -- command [args...]",
+			"qsub [options] -- command [args...]\n"+
+			"qsub -I [options] [script] [-- command [args...]]",
 		`Submits a job and prints its id (and nothing else), so that jid=$(qsub job.sh) works.
 The script is read from stdin when no file is named. #PBS lines at the top of the
 script set options too; options on the command line win over them. The job starts in
@@ -365,7 +369,9 @@ Examples:
    qsub -N train -q vision -l ngpus=4,mem=64gb,walltime=12:00:00 train.sh
    qsub -l select=2:ngpus=8 -W depend=afterok:123 -- torchrun train.py
    qsub -J 0-99%10 -W grace=5m sweep.sh
-   echo 'nvidia-smi' | qsub -l ngpus=1 -W block=true`)
+   echo 'nvidia-smi' | qsub -l ngpus=1 -W block=true
+   qsub -I -q vision -l ngpus=8,walltime=2:00:00      (a shell on the job's node)
+   echo nvidia-smi | qsub -I -l ngpus=1               (no terminal: plain pipes)`)
 	app.Flags = qsubFlags(&cmd, sys, true)
 	var pre []string
 	app.Action = func(c *ucli.Context) error {
@@ -496,6 +502,9 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		defaultName = defaultJobName(filepath.Base(rest[0]))
 	case len(rest) > 1:
 		return usagef("unexpected arguments after the script %s: %q (to run a command with arguments, use qsub [options] -- command args)", rest[0], rest[1:])
+	case len(rest) == 0 && cmd.interactive:
+		// qsub -I: stdin is the session's, not a script.
+		defaultName = "STDIN"
 	default:
 		var (
 			body  []byte
@@ -552,6 +561,12 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		}
 	}
 	opts.overlay(cmd)
+	if opts.interactive {
+		if opts.array != nil {
+			return usagef("-I and -J: an interactive job cannot be an array job")
+		}
+		job.Interactive, job.Script = true, ""
+	}
 	for _, n := range dedupe(opts.ignored) {
 		fmt.Fprintf(sys.Stderr, "qsub: warning: -%s (%s) is not supported and was ignored\n", n, qsubIgnored[n])
 	}
@@ -588,7 +603,7 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	if opts.image != nil {
 		job.Image = *opts.image
 	}
-	if opts.shell != nil && len(job.Command) == 0 {
+	if opts.shell != nil && len(job.Command) == 0 && !job.Interactive {
 		job.Shell = *opts.shell
 	}
 	if opts.grace != nil {
@@ -613,6 +628,9 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	}
 	if resp.JobID == "" {
 		return errors.New("sharqctld accepted the job but returned no job id")
+	}
+	if job.Interactive {
+		return interactive(ctx, sys, resp.JobID)
 	}
 	if !opts.quiet {
 		fmt.Fprintln(sys.Stdout, resp.JobID)

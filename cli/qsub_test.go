@@ -351,11 +351,12 @@ func TestQsubErrors(t *testing.T) {
 				"invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
 				"invalid value \"zz\" for flag -j: \"zz\": want oe, eo or n\n"},
 		{name: "every bad directive at once", args: []string{"job.sh"}, code: ExitFailure,
-			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -l ngpus=x -p 5000\n#PBS -N ok\n#PBS -I\nrun\n"},
+			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -l ngpus=x -p 5000\n#PBS -N ok\n#PBS -X\nrun\n"},
 			stderr: "qsub: job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"ngpus=x\" for flag -l: bad resource ngpus=x: want a whole number of at least 0\n" +
 				"job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
-				"job.sh line 4: #PBS -I: -I (interactive jobs) is not supported\n"},
-		{name: "interactive", args: []string{"-I", "job.sh"}, code: ExitUsage, stderr: "-I (interactive jobs) is not supported"},
+				"job.sh line 4: #PBS -X: -X (X11 forwarding) is not supported\n"},
+		{name: "X11", args: []string{"-X", "job.sh"}, code: ExitUsage, stderr: "-X (X11 forwarding) is not supported"},
+		{name: "interactive array", args: []string{"-I", "-J", "1-3"}, code: ExitUsage, stderr: "-I and -J: an interactive job cannot be an array job"},
 		{name: "torque array list", args: []string{"-t", "1,3,5", "job.sh"}, code: ExitUsage, stderr: `bad array range "1,3,5": want start-end`},
 		{name: "relative shell", args: []string{"-S", "bash", "job.sh"}, code: ExitUsage, stderr: `"bash": want the absolute path of a shell`},
 		{name: "missing script", args: []string{"nope.sh"}, code: ExitFailure, stderr: "qsub: reading script: open"},

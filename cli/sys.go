@@ -48,6 +48,12 @@ type Sys struct {
 	// ImportImage is what sharqctl image import uses; nil makes that
 	// subcommand fail with a clear error.
 	ImportImage ImageImporter
+	// DialSession connects to a node's session port (qsub -I, qexec);
+	// nil makes those fail with a clear error.
+	DialSession SessionDialer
+	// Term is the terminal on stdin (nil when stdin is not one): sessions
+	// put it in raw mode and follow its size.
+	Term *os.File
 	// RetryDelay is the first pause before qsub -W block=true reconnects
 	// after losing the controller (doubling up to 30s); 0 means one second.
 	RetryDelay time.Duration
@@ -63,6 +69,10 @@ func OS(call Caller) *Sys {
 	}
 	host, _ := os.Hostname()
 	term := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
+	var tty *os.File
+	if isatty.IsTerminal(os.Stdin.Fd()) {
+		tty = os.Stdin
+	}
 	return &Sys{
 		Stdin:    os.Stdin,
 		Stdout:   os.Stdout,
@@ -75,6 +85,7 @@ func OS(call Caller) *Sys {
 		Terminal: term,
 		Color:    term && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Call:     call,
+		Term:     tty,
 	}
 }
 

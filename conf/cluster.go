@@ -30,6 +30,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 		History:           DefaultHistory,
 		CheckpointRoot:    DefaultCheckpointRoot,
 		MungeSocket:       DefaultMungeSocket,
+		SessionListen:     DefaultSessionListen,
 	}
 	if name, ok := t.str("name"); ok {
 		c.Name = name
@@ -87,6 +88,12 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	if b, ok := t.boolean("client_tls"); ok {
 		c.ClientTLS = b
 	}
+	if a, ok := t.str("session_listen"); ok {
+		c.SessionListen = a
+		if a != "" {
+			c.SessionListen = t.listenAny("session_listen", a)
+		}
+	}
 
 	if admins, ok := t.strings("admins"); ok {
 		c.Admins = admins
@@ -143,7 +150,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
 		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
-		"client_listen", "servers", "client_tls", "munge_socket", "mounts")
+		"client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen")
 	return c
 }
 
@@ -205,6 +212,20 @@ func (t *table) addressValue(key, a string, dial bool) string {
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			t.errf(key, "%q does not name a host to connect to", a)
 		}
+	}
+	return a
+}
+
+// listenAny checks a, key's value, as a host:port to listen on where port
+// 0 means any free port.
+func (t *table) listenAny(key, a string) string {
+	_, port, err := net.SplitHostPort(a)
+	if err != nil {
+		t.errf(key, "%q is not a host:port address", a)
+		return a
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		t.errf(key, "%q: port must be a number from 0 (any) to 65535", a)
 	}
 	return a
 }

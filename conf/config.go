@@ -67,6 +67,10 @@ type Cluster struct {
 	// MungeSocket is munged's socket on every host: the controller decodes
 	// credentials with it, clients encode with it, sharqd gives it to jobs.
 	MungeSocket string
+	// SessionListen is where each sharqd serves interactive sessions
+	// (qsub -I, qexec): host:port, port 0 for any free port (the node
+	// tells the controller which); "" = no sessions on the nodes.
+	SessionListen string
 }
 
 // TLS reports whether the node connection uses TLS.
@@ -117,6 +121,12 @@ type Partition struct {
 	// disk; a requeued job then prefers the node that holds its checkpoint
 	// and the nodes' checkpoint roots are not expected to be shared.
 	CheckpointsLocal bool
+	// Interactive: the partition takes interactive jobs (qsub -I); true
+	// unless interactive = false.
+	Interactive bool
+	// MaxInteractiveWalltime caps an interactive job's walltime and is
+	// the walltime of one that names none; 0 = only MaxWalltime.
+	MaxInteractiveWalltime time.Duration
 }
 
 // Node is one node of a [[node]] block.
@@ -172,6 +182,7 @@ const (
 	DefaultHistory           = 7 * 24 * time.Hour
 	DefaultCheckpointRoot    = "/var/lib/sharq/checkpoints"
 	DefaultMungeSocket       = "/run/munge/munge.socket.2"
+	DefaultSessionListen     = "0.0.0.0:6821"
 	DefaultContainerdSocket  = "/run/containerd/containerd.sock"
 	DefaultNamespace         = "sharq"
 	DefaultClientBinDir      = "/usr/local/bin"

@@ -72,6 +72,7 @@ func TestGoodConfigs(t *testing.T) {
 				Spool:             SpoolBolt,
 				Controllers:       []string{"127.0.0.1:6820"},
 				MungeSocket:       DefaultMungeSocket,
+				SessionListen:     DefaultSessionListen,
 			}
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
@@ -80,7 +81,7 @@ func TestGoodConfigs(t *testing.T) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, MaxPreemptGrace: time.Hour, PreemptionRetries: -1,
-				NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries, PidsLimit: DefaultPidsLimit, Network: NetworkHost}}
+				NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries, PidsLimit: DefaultPidsLimit, Network: NetworkHost, Interactive: true}}
 			if !reflect.DeepEqual(c.Partitions, wantP) {
 				t.Errorf("partitions = %+v", c.Partitions)
 			}

@@ -18,7 +18,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		p := &partBlock{t: t, Partition: Partition{
 			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited, NodeFailureRetries: sched.Unlimited,
 			StartFailureRetries: DefaultStartFailureRetries,
-			PidsLimit:           DefaultPidsLimit, Network: NetworkHost,
+			PidsLimit:           DefaultPidsLimit, Network: NetworkHost, Interactive: true,
 		}}
 		if name, ok := t.str("name"); ok {
 			p.Name = name
@@ -120,9 +120,23 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		default:
 			t.errf("checkpoints", "%q: want \"shared\" (one checkpoint_root every node of the partition sees) or \"local\" (each node's own)", v)
 		}
+		if b, ok := t.boolean("interactive"); ok {
+			p.Interactive = b
+		}
+		if d, ok := t.duration("max_interactive_walltime", 0); ok {
+			p.MaxInteractiveWalltime = d
+			switch {
+			case d <= 0:
+				t.errf("max_interactive_walltime", "must be positive")
+			case p.MaxWalltime > 0 && d > p.MaxWalltime:
+				t.errf("max_interactive_walltime", "%v is above max_walltime %v", d, p.MaxWalltime)
+			case !p.Interactive:
+				t.errf("max_interactive_walltime", "set, but interactive = false")
+			}
+		}
 		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries",
 			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
-			"mounts", "host_image", "checkpoints")
+			"mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime")
 		out = append(out, p)
 	}
 	return out

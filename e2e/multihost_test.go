@@ -35,7 +35,7 @@ func staticClients(t testing.TB) string {
 	staticBin.once.Do(func() {
 		staticBin.dir = filepath.Join(filepath.Dir(binDir), "static")
 		args := []string{"build", "-ldflags=-extldflags=-static", "-o", staticBin.dir + "/"}
-		for _, c := range []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "sharqctl"} {
+		for _, c := range []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "sharqctl"} {
 			args = append(args, "github.com/sharq-hpc/sharq/cmd/"+c)
 		}
 		out, err := exec.Command("go", args...).CombinedOutput()

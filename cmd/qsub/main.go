@@ -13,7 +13,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Qsub(ctx, os.Args, cli.OS(client.Auto()))
+	sys := cli.OS(client.Auto())
+	sys.DialSession = client.AutoSession()
+	code := cli.Qsub(ctx, os.Args, sys)
 	stop()
 	os.Exit(code)
 }

@@ -86,6 +86,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		StartFailures: j.StartFailures,
 		Hold:          holdBits(j.Hold),
 		PreferNode:    j.CheckpointNode,
+		Interactive:   j.Interactive,
 	}
 	for _, d := range j.Deps {
 		t, err := sched.ParseDepType(d.Type)

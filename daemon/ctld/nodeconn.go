@@ -147,3 +147,12 @@ func (nc *nodeConn) writer() {
 		}
 	}
 }
+
+// remoteIP is the address the node's connection comes from (nil if not
+// an IP connection).
+func (nc *nodeConn) remoteIP() net.IP {
+	if a, ok := nc.c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP
+	}
+	return nil
+}

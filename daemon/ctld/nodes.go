@@ -33,6 +33,8 @@ type node struct {
 	drained   bool
 	// deadline: a node not heard from by then is marked down (its jobs requeued).
 	deadline time.Time
+	// sessionAddr is where the node serves sessions ("" = it does not).
+	sessionAddr string
 }
 
 // listenNodes opens the node daemons' TCP address, with mutual TLS when the
@@ -177,6 +179,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		n.conn.close()
 	}
 	n.conn, n.lastSeen, n.inventory = nc, now, h.Inventory
+	n.sessionAddr = sessionAddr(h.SessionAddr, nc.remoteIP())
 	n.problems = nil
 	gpus := cn.GPUs
 	if h.Error != "" { // what the node itself found wrong (missing devices, fewer CPUs...)

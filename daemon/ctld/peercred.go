@@ -21,6 +21,9 @@ type Identity struct {
 	GID    uint32
 	Groups []uint32 // supplementary groups
 	User   string   // login name, or the uid in decimal when it has none
+	// Munge: the identity comes from a MUNGE credential (the TCP client
+	// port), not from the kernel of this host.
+	Munge bool
 }
 
 // peerIdentity reads the credentials of a Unix socket peer.

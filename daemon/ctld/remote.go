@@ -166,6 +166,7 @@ func (c *Controller) remoteIdentity(ctx context.Context, credLine, reqLine []byt
 		return id, refuse("root is refused on the TCP client port: run admin commands on the controller host")
 	}
 	id.User, id.Groups = nssUser(cred.UID, cred.GID, c.now())
+	id.Munge = true
 	return id, nil
 }
 

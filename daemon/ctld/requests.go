@@ -53,6 +53,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		return c.wait(ctx, id, req)
 	case api.OpReport:
 		return c.report(ctx, id, req.Report)
+	case api.OpSession:
+		fn = func() { resp.Session, resp.Error = c.session(id, req.Session) }
 	default:
 		return &api.Response{Error: badRequest(fmt.Sprintf("unknown operation %q", req.Op))}
 	}

@@ -118,7 +118,7 @@ func fromSpec(s *api.JobSpec) api.Job {
 		Script: s.Script, Shell: s.Shell, Command: slices.Clone(s.Command), WorkDir: s.WorkDir, Env: maps.Clone(s.Env),
 		Stdout: s.Stdout, Stderr: s.Stderr, Image: s.Image, Grace: s.Grace, Join: s.Join,
 		Resources: s.Resources, Hold: s.Hold, NotBefore: s.NotBefore, Deps: slices.Clone(s.Deps),
-		ArrayIndices: s.ArrayIndices, ArrayMax: s.ArrayMax,
+		ArrayIndices: s.ArrayIndices, ArrayMax: s.ArrayMax, Interactive: s.Interactive,
 	}
 }
 
@@ -169,13 +169,16 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if e := c.checkSiteResources(p.Name, r); e != nil {
 		return e
 	}
+	if e := checkInteractive(p, &j.Job); e != nil {
+		return e
+	}
 	if r.Walltime < 0 || (p.MaxWalltime > 0 && r.Walltime > p.MaxWalltime) {
 		return badRequest(fmt.Sprintf("walltime %v exceeds partition %s's max_walltime %v", r.Walltime, p.Name, p.MaxWalltime))
 	}
 	if j.Shell != "" && (!filepath.IsAbs(j.Shell) || len(j.Shell) > 4096 || strings.ContainsAny(j.Shell, "\x00\n")) {
 		return badRequest(fmt.Sprintf("shell %q is not an absolute path", j.Shell))
 	}
-	if j.Script == "" && len(j.Command) == 0 {
+	if j.Script == "" && len(j.Command) == 0 && !j.Interactive {
 		return badRequest("nothing to run: give a script or -- command")
 	}
 	if j.Image == conf.HostImage && !p.HostImage {

@@ -2,6 +2,7 @@ package noded
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,6 +154,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer sup.shutdown()
 	defer cancel()
+	sessionAddr := startSessions(sctx, o, sup, log)
 
 	heartbeat := o.Config.Cluster.HeartbeatInterval
 	if heartbeat <= 0 {
@@ -183,7 +185,7 @@ func Run(ctx context.Context, o Options) error {
 	bo := newBackoff(o.Node, o.MinBackoff, maxBackoff)
 	c := &conn{
 		node: o.Node, secret: secret, inv: inv, dial: dial, heartbeat: heartbeat,
-		sup: sup, epochs: ep, ha: len(o.Config.Cluster.Controllers) > 1, log: log,
+		sup: sup, epochs: ep, ha: len(o.Config.Cluster.Controllers) > 1, log: log, sessionAddr: sessionAddr,
 	}
 	redirects := 0
 	for {
@@ -242,4 +244,41 @@ func runningJobs(tasks []runtime.Task) []api.RunningJob {
 		out = append(out, api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus})
 	}
 	return out
+}
+
+// startSessions opens the node's session port (session_listen) when the
+// runtime can run processes in containers, and returns its address ("" =
+// no sessions: interactive jobs and qexec are refused for this node, with
+// the reason in the log). It closes when ctx ends.
+func startSessions(ctx context.Context, o Options, sup *supervisor, log *slog.Logger) string {
+	cl := &o.Config.Cluster
+	ex, ok := o.Runtime.(runtime.Execer)
+	if cl.SessionListen == "" || !ok {
+		return ""
+	}
+	var tc *tls.Config
+	if cl.ClientTLS {
+		cert, err := tls.LoadX509KeyPair(cl.TLSCert, cl.TLSKey)
+		if err != nil {
+			log.Error("no sessions on this node: its TLS certificate", "err", err)
+			return ""
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	} else {
+		log.Warn("sessions travel in clear (client_tls is off)")
+	}
+	l, err := listenSessions(cl.SessionListen, tc)
+	if err != nil {
+		log.Error("no sessions on this node (interactive jobs and qexec are refused here)", "err", err)
+		return ""
+	}
+	sup.sessions = newSessions(sup, ex, cl.MungeSocket, log.With("part", "sessions"))
+	context.AfterFunc(ctx, func() { l.Close() })
+	sup.wg.Add(1)
+	go func() {
+		defer sup.wg.Done()
+		sup.sessions.serve(ctx, l)
+	}()
+	log.Info("serving sessions", "addr", l.Addr().String(), "tls", tc != nil)
+	return l.Addr().String()
 }

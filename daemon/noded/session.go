@@ -24,8 +24,10 @@ type conn struct {
 	epochs    *epochs
 	// ha: several controllers; a silent one (paused, or a follower that
 	// accepted the connection) is left after a few heartbeats.
-	ha  bool
-	log *slog.Logger
+	ha bool
+	// sessionAddr is the session port's address ("" = none).
+	sessionAddr string
+	log         *slog.Logger
 }
 
 // welcomeWait bounds the wait for the welcome: with several controllers,
@@ -67,7 +69,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	inv := c.inv.Inventory
 	hello := api.NodeMsg{
-		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret,
+		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
 		Inventory: &inv, Running: runningJobs(tasks), Unlisted: unlisted, Health: c.sup.health.get(),
 		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(),
 	}
@@ -195,7 +197,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
 	switch m.Type {
-	case api.MsgStart, api.MsgStop, api.MsgRemove:
+	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSession:
 		if err := c.epochs.check(m.Epoch); err != nil {
 			c.log.Warn("order refused", "type", m.Type, "err", err)
 			return
@@ -223,6 +225,12 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		}
 		id := m.Stop.JobID
 		s.serial.Do(id, func() { s.remove(id) })
+	case api.MsgSession:
+		if m.Session == nil || s.sessions == nil {
+			c.log.Warn("session order without a session, or sessions are off on this node")
+			return
+		}
+		s.sessions.grant(m.Session)
 	case api.MsgWelcome, api.MsgHeartbeat:
 	default:
 		c.log.Warn("unexpected message from the controller", "type", m.Type)

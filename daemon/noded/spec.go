@@ -61,7 +61,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: no image", ErrBadOrder, j.ID)
 	case !filepath.IsAbs(j.WorkDir):
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: workdir %q is not absolute", ErrBadOrder, j.ID, j.WorkDir)
-	case j.Script == "" && len(j.Command) == 0:
+	case j.Script == "" && len(j.Command) == 0 && !j.Interactive:
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: neither script nor command", ErrBadOrder, j.ID)
 	case o.Run < 0:
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: run %d", ErrBadOrder, j.ID, o.Run)
@@ -101,7 +101,15 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	)
 	mounts = append(mounts, in.Clients.mounts()...)
 	args := j.Command
-	if j.Script != "" {
+	if j.Interactive {
+		// The command is the session's (sessions.go); the container waits.
+		dir, err := interactiveDir(in.JobDir, j.Owner.UID, j.Owner.GID)
+		if err != nil {
+			return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+		mounts = append(mounts, runtime.Mount{Source: dir, Dest: interactiveSeen})
+		args = holderArgs()
+	} else if j.Script != "" {
 		script := filepath.Join(in.JobDir, scriptFile)
 		if err := writeFileAtomic(script, []byte(j.Script), 0o644); err != nil {
 			return runtime.Spec{}, fmt.Errorf("job %s: script: %w", j.ID, err)

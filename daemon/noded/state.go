@@ -44,6 +44,9 @@ type jobRecord struct {
 	StopReason string        `json:"stop_reason,omitempty"`
 	StopGrace  time.Duration `json:"stop_grace,omitempty"`
 	StopTime   time.Time     `json:"stop_time,omitzero"`
+	// Interactive (qsub -I): the container waits for its session, whose
+	// exit status it exits with (interactive.go).
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // store keeps the job records of one node.

@@ -56,6 +56,7 @@ type supervisor struct {
 	clients  jobClients     // what jobs get to submit jobs
 	mounts   []conf.Mount   // configured mounts of every job
 	hostImg  bool           // the partition allows runtime.HostImage
+	sessions *sessions      // nil: the node serves no sessions
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
@@ -136,7 +137,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 		s.fail(id, run, err)
 		return
 	}
-	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace}
+	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace, Interactive: o.Job.Interactive}
 	if err := s.store.save(&rec); err != nil {
 		s.store.drop(id)
 		s.fail(id, run, err)
@@ -165,9 +166,12 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	j := &job{rec: rec, running: true}
 	s.put(j)
-	log.Info("job started", "gpus", o.GPUs, "image", spec.Image, "uid", spec.UID, "walltime", o.Walltime)
+	log.Info("job started", "gpus", o.GPUs, "image", spec.Image, "uid", spec.UID, "walltime", o.Walltime, "interactive", rec.Interactive)
 	s.reportCurrent(j)
 	s.watch(j)
+	if rec.Interactive {
+		s.awaitPrimary(j)
+	}
 }
 
 // adoptExisting takes over a container Start said exists, which the daemon
@@ -216,6 +220,11 @@ func (s *supervisor) adoptTask(t runtime.Task, rec *jobRecord) {
 		return
 	}
 	log.Info("re-adopted a running job container", "started", rec.Started)
+	if rec.Interactive && rec.StopReason == "" {
+		// Its session's process lost its streams with the old daemon.
+		log.Warn("an interactive job's session did not survive the node daemon's restart; ending the job")
+		s.stopJob(j, reasonSessionLost, 0)
+	}
 	if rec.StopReason != "" {
 		left := max(time.Until(rec.StopTime.Add(rec.StopGrace)), 0)
 		log.Info("re-issuing a stop interrupted by the daemon's restart", "reason", rec.StopReason, "grace", left)
@@ -303,6 +312,9 @@ func (s *supervisor) exited(j *job, status int, why string) {
 	if why == "" && j.rec.StopReason == reasonWalltime {
 		why = errWalltime
 	}
+	if why == "" && j.rec.StopReason == reasonSessionLost {
+		why = errSessionLost
+	}
 	j.err = why
 	s.log.Info("job exited", "job", j.rec.JobID, "run", j.rec.Run, "exit_status", status, "error", why)
 	s.reportCurrent(j)
@@ -314,6 +326,8 @@ func (s *supervisor) walltime(j *job) {
 		return
 	}
 	s.log.Info("walltime exceeded; stopping the job", "job", j.rec.JobID, "walltime", j.rec.Walltime, "grace", j.rec.Grace)
+	s.sessions.notice(j.rec.JobID, fmt.Sprintf("job %s has used up its walltime (%v): it is stopped now (SIGTERM, then SIGKILL after %v)",
+		j.rec.JobID, j.rec.Walltime, j.rec.Grace))
 	s.stopJob(j, reasonWalltime, j.rec.Grace)
 }
 
@@ -336,6 +350,9 @@ func (s *supervisor) stop(o api.StopOrder) {
 	reason := string(o.Reason)
 	if reason == "" {
 		reason = "stop"
+	}
+	if o.Reason != api.StopUnknown {
+		s.sessions.notice(o.JobID, fmt.Sprintf("%s: it is stopped now (SIGTERM, then SIGKILL after %v)", stopText(reason), o.Grace))
 	}
 	s.stopJob(j, reason, o.Grace)
 }
@@ -474,4 +491,24 @@ func (s *supervisor) shutdown() {
 			j.timer.Stop()
 		}
 	}
+}
+
+// awaitPrimary ends an interactive job whose own session has not
+// connected within primaryWait (its qsub -I was killed, say).
+func (s *supervisor) awaitPrimary(j *job) {
+	id := j.rec.JobID
+	time.AfterFunc(primaryWait, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed || s.sessions.hasPrimary(id) {
+			return
+		}
+		s.serial.Do(id, func() {
+			if s.get(id) != j || !j.running || j.rec.StopReason != "" || s.sessions.hasPrimary(id) {
+				return
+			}
+			s.log.Warn("the interactive job's session did not connect; ending the job", "job", id, "waited", primaryWait)
+			s.stopJob(j, reasonSessionLost, 0)
+		})
+	})
 }

@@ -176,6 +176,13 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 			n, limit, r = &j.StartFailures, s.startRetries(j), ReasonStartFailureRetries
 		}
 		*n++
+		if j.Interactive && cause != stopStartFailed {
+			r = ReasonInteractivePreempted
+			if cause == stopNodeLost {
+				r = ReasonInteractiveNodeLost
+			}
+			limit, *n = 0, max(*n, 1)
+		}
 		if limit != Unlimited && *n > limit {
 			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
 			s.finish(j, makeOutcome(0, true, false, true))

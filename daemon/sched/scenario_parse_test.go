@@ -237,6 +237,7 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 		return j, err
 	}
 	j.Walltime = time.Duration(wall) * time.Second
+	j.Interactive = kv["interactive"] == "true"
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {

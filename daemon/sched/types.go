@@ -212,6 +212,11 @@ type Job struct {
 	// The core sets it when a job of a CheckpointsLocal partition leaves
 	// its nodes; a driver gives it back after a restart.
 	PreferNode string
+	// Interactive (qsub -I): its session cannot survive leaving its
+	// nodes, so a preempted interactive job, or one that lost its node,
+	// fails (ReasonInteractivePreempted, ReasonInteractiveNodeLost)
+	// instead of going back to the queue.
+	Interactive bool
 }
 
 // Array describes the subjobs of an array job.

@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// term is a client command on a real pseudo-terminal, as a user types
+// into it: the test writes keys and reads what the terminal shows.
+type term struct {
+	t    *testing.T
+	c    *cluster
+	f    *os.File // the pty's master
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+	seen int // expect matched up to here
+	done chan error
+}
+
+// onTerm starts a client command as uid on a new 24x80 terminal.
+func (c *cluster) onTerm(t *testing.T, uid int, name string, args ...string) *term {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Env = []string{"SHARQ_SOCKET=" + c.sock, "PATH=/usr/bin:/bin", "HOME=" + c.workdir, "LANG=C", "TERM=xterm"}
+	cmd.Dir = c.workdir
+	attr := &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if uid != 0 {
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
+	}
+	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: 24, Cols: 80}, attr)
+	must(t, err)
+	tm := &term{t: t, c: c, f: f, cmd: cmd, done: make(chan error, 1)}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := f.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { tm.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		f.Close()
+	})
+	return tm
+}
+
+// expect waits until the terminal shows a match of re after the previous
+// match, and returns the match's submatches.
+func (tm *term) expect(re string, d time.Duration) []string {
+	tm.t.Helper()
+	rx := regexp.MustCompile(re)
+	deadline := time.Now().Add(d)
+	for {
+		tm.mu.Lock()
+		s := tm.out.String()[tm.seen:]
+		tm.mu.Unlock()
+		if loc := rx.FindStringSubmatchIndex(s); loc != nil {
+			m := rx.FindStringSubmatch(s)
+			tm.mu.Lock()
+			tm.seen += loc[1]
+			tm.mu.Unlock()
+			return m
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the terminal did not show %q within %v; it shows:\n%q\nlogs:\n%s", re, d, s, tm.c.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (tm *term) send(s string) {
+	tm.t.Helper()
+	if _, err := io.WriteString(tm.f, s); err != nil {
+		tm.t.Fatal(err)
+	}
+}
+
+// exit waits for the command to end and returns its exit status.
+func (tm *term) exit(d time.Duration) int {
+	tm.t.Helper()
+	select {
+	case err := <-tm.done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			tm.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		tm.mu.Lock()
+		defer tm.mu.Unlock()
+		tm.t.Fatalf("the command did not end within %v; the terminal shows:\n%q", d, tm.out.String())
+		return -1
+	}
+}
+
+// waiting reads the job id qsub -I prints while it waits.
+func (tm *term) waiting() string {
+	tm.t.Helper()
+	return tm.expect(`qsub: waiting for job (\S+) to start`, 20*time.Second)[1]
+}
+
+func interactiveCluster(t *testing.T) *cluster {
+	return newCluster(t, spec{
+		nodes: []string{"n1"},
+		extra: "session_listen = \"127.0.0.1:0\"\ndefault_share = \"a\"",
+		part:  `max_interactive_walltime = "30m"`,
+		shares: `
+[[share]]
+name = "a"
+partition = "gpu"
+gpus = 8
+users = ["*"]
+`,
+	})
+}
+
+// TestInteractive drives qsub -I and qexec on real terminals against real
+// containers: typed commands and their output, the window's size and its
+// change, Ctrl-C to the job's foreground process, the shell's exit status
+// as qsub's, plain pipes, walltime, qdel from another terminal, Ctrl-C
+// while waiting, and another user refused.
+func TestInteractive(t *testing.T) {
+	c := interactiveCluster(t)
+
+	t.Run("shell", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I", "-l", "ngpus=2")
+		id := tm.waiting()
+		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` ready`, 20*time.Second)
+		tm.send("echo GPUS=$CUDA_VISIBLE_DEVICES UID=$(id -u) ENV=$PBS_ENVIRONMENT JOB=$PBS_JOBID\r")
+		tm.expect(`GPUS=\d+,\d+ UID=1000 ENV=PBS_INTERACTIVE JOB=`+regexp.QuoteMeta(id), 10*time.Second)
+		tm.send("stty size\r")
+		tm.expect(`\n24 80\r`, 5*time.Second)
+		must(t, pty.Setsize(tm.f, &pty.Winsize{Rows: 40, Cols: 123}))
+		time.Sleep(200 * time.Millisecond) // SIGWINCH reaches qsub, the resize the node
+		tm.send("stty size\r")
+		tm.expect(`\n40 123\r`, 5*time.Second)
+		tm.send("echo START; sleep 30\r")
+		tm.expect(`\nSTART\r`, 5*time.Second)
+		time.Sleep(200 * time.Millisecond)
+		tm.send("\x03") // Ctrl-C: SIGINT to the job's foreground process
+		tm.send("echo rc=$?\r")
+		tm.expect(`\nrc=130\r`, 5*time.Second)
+		tm.send("exit 7\r")
+		if code := tm.exit(15 * time.Second); code != 7 {
+			t.Fatalf("qsub -I exit status %d, want 7", code)
+		}
+		c.waitState(id, "F", 15*time.Second)
+		if st := c.field(id, "exit_status"); st != "7" {
+			t.Errorf("job exit status %q, want 7", st)
+		}
+	})
+
+	t.Run("pipes", func(t *testing.T) {
+		cmd := exec.Command(filepath.Join(binDir, "qsub"), "-I", "--", "/bin/sh")
+		cmd.Env = []string{"SHARQ_SOCKET=" + c.sock, "PATH=/usr/bin:/bin", "LANG=C"}
+		cmd.Dir = c.workdir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: alice, Gid: alice}}
+		cmd.Stdin = strings.NewReader("echo piped-$((1+2)); [ -t 0 ] || echo no-tty; exit 3\n")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+			t.Fatalf("echo ... | qsub -I: %v, want exit status 3\nstdout %q\nstderr %q\nlogs:\n%s", err, out.String(), errOut.String(), c.logs)
+		}
+		if out.String() != "piped-3\nno-tty\n" {
+			t.Errorf("stdout %q", out.String())
+		}
+	})
+
+	t.Run("walltime", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I", "-l", "walltime=00:00:03", "-W", "grace=1")
+		tm.expect(`ready`, 20*time.Second)
+		tm.send("echo UP-$((2*21))\r")
+		tm.expect(`UP-42`, 10*time.Second)
+		tm.expect(`used up its walltime`, 10*time.Second)
+		if code := tm.exit(15 * time.Second); code == 0 {
+			t.Fatal("qsub -I exited 0 after its walltime")
+		}
+	})
+
+	t.Run("qdel from another terminal", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I")
+		id := tm.waiting()
+		tm.expect(`ready`, 20*time.Second)
+		tm.send("echo UP-$((2*21))\r")
+		tm.expect(`UP-42`, 10*time.Second)
+		if _, e, err := c.runAs(alice, "qdel", id); err != nil {
+			t.Fatalf("qdel: %v %s", err, e)
+		}
+		tm.expect(`deleted \(qdel\)`, 10*time.Second)
+		if code := tm.exit(15 * time.Second); code == 0 {
+			t.Fatal("qsub -I exited 0 after qdel")
+		}
+	})
+
+	t.Run("ctrl-c while waiting deletes the job", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I", "-h")
+		id := tm.waiting()
+		tm.send("\x03")
+		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` deleted`, 10*time.Second)
+		if code := tm.exit(10 * time.Second); code != 130 {
+			t.Fatalf("exit status %d, want 130", code)
+		}
+		c.waitState(id, "F", 10*time.Second)
+	})
+
+	t.Run("qexec", func(t *testing.T) {
+		id := c.qsub("-l", "ngpus=1", "--", "/bin/sleep", "60")
+		c.waitState(id, "R", 20*time.Second)
+		// Another user is refused, with PBS's status.
+		_, e, err := c.runAs(bob, "qexec", id, "--", "/bin/true")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 159 || !strings.Contains(e, "Unauthorized") {
+			t.Fatalf("bob's qexec into alice's job: %v %q", err, e)
+		}
+		// The owner gets a shell in the job, with its GPU, on a terminal.
+		tm := c.onTerm(t, alice, "qexec", id)
+		tm.send("echo IN-$PBS_JOBID-$CUDA_VISIBLE_DEVICES-$(id -u); [ -t 0 ] && echo TTY-ok\r")
+		tm.expect(`IN-`+regexp.QuoteMeta(id)+`-\d+-1000`, 15*time.Second)
+		tm.expect(`TTY-ok`, 5*time.Second)
+		tm.send("ps -o comm | grep -c sleep; exit 4\r")
+		tm.expect(`\n1\r`, 5*time.Second)
+		if code := tm.exit(10 * time.Second); code != 4 {
+			t.Fatalf("qexec exit status %d, want 4", code)
+		}
+		// The job goes on.
+		if st := c.state(id); st != "R" {
+			t.Fatalf("job state %s after qexec, want R", st)
+		}
+		out, e, err := c.runAs(alice, "qexec", id, "--", "/bin/sh", "-c", "echo piped; exit 5")
+		if !errors.As(err, &ee) || ee.ExitCode() != 5 || out != "piped\n" {
+			t.Fatalf("qexec with pipes: %v out %q err %q", err, out, e)
+		}
+		c.runAs(alice, "qdel", id)
+	})
+	_ = context.Background
+}
