@@ -55,6 +55,13 @@ type Alloc struct {
 	GPUs []int  `json:"gpus"`
 }
 
+// Estimated is where and when the scheduling core expects a pending job
+// to start: its reservation.
+type Estimated struct {
+	StartTime time.Time `json:"start_time"`
+	Allocs    []Alloc   `json:"allocs"`
+}
+
 // HistoryEntry is one state change of a job.
 type HistoryEntry struct {
 	Time  time.Time `json:"time"`
@@ -120,10 +127,15 @@ type Job struct {
 	State State `json:"state"`
 	// Stopping says why a stop was sent to a running job: "deleted",
 	// "preempted", or "failed" (another node's part of it failed).
-	Stopping    string  `json:"stopping,omitempty"`
-	Reason      string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
-	Allocs      []Alloc `json:"allocs,omitempty"`
-	Preemptions int     `json:"preemptions"` // times preempted
+	Stopping string  `json:"stopping,omitempty"`
+	Reason   string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
+	Allocs   []Alloc `json:"allocs,omitempty"`
+	// Estimated is a pending job's reservation (backfill): when the
+	// scheduling core expects it to start and on which nodes and GPUs
+	// (PBS's estimated.start_time and estimated.exec_vnode). qstat's
+	// answer fills it in; it is never stored.
+	Estimated   *Estimated `json:"estimated,omitempty"`
+	Preemptions int        `json:"preemptions"` // times preempted
 	// NodeFailures is how often the job was requeued after losing a node.
 	NodeFailures int `json:"node_failures,omitempty"`
 	// StartFailures is how often its start failed on a node through its

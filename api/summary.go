@@ -15,10 +15,11 @@ import (
 //
 //	id name user state queue used_ns start_unix_ns end_unix_ns nodes
 //	gpus_per_node mem_per_node walltime_ns reason exec_host array_parent
+//	est_start_unix_ns
 //
 // exec_host is "node/0,1+node2/0,1". Text fields escape backslash, tab and
 // newline as \\, \t and \n.
-const summaryFields = 15
+const summaryFields = 16
 
 // JobSummary is the part of a Job that qstat's tables show.
 type JobSummary struct {
@@ -33,6 +34,9 @@ type JobSummary struct {
 	Reason             string
 	Allocs             []Alloc
 	ArrayParent        string
+	// EstStart is a pending job's estimated start (its reservation); zero
+	// without one.
+	EstStart time.Time
 }
 
 // SummaryOf is j's summary.
@@ -40,7 +44,15 @@ func SummaryOf(j *Job) JobSummary {
 	return JobSummary{ID: j.ID, Name: j.Name, User: j.Owner.User, State: j.State, Share: j.Share, Used: j.Used,
 		StartTime: j.StartTime, EndTime: j.EndTime, Nodes: j.Resources.Nodes, GPUsPerNode: j.Resources.GPUsPerNode,
 		MemPerNode: j.Resources.MemPerNode, Walltime: j.Resources.Walltime, Reason: j.Reason, Allocs: j.Allocs,
-		ArrayParent: j.ArrayParent}
+		ArrayParent: j.ArrayParent, EstStart: j.Estimated.start()}
+}
+
+// start is the estimated start time, zero for nil.
+func (e *Estimated) start() time.Time {
+	if e == nil {
+		return time.Time{}
+	}
+	return e.StartTime
 }
 
 // ErrSummary is returned for a malformed summary line.
@@ -76,6 +88,7 @@ func AppendSummary(b []byte, j *Job) []byte {
 		}
 	}
 	b = appendText(append(b, '\t'), j.ArrayParent)
+	b = appendTime(append(b, '\t'), j.Estimated.start())
 	return append(b, '\n')
 }
 
@@ -179,5 +192,6 @@ func parseSummary(line string, j *JobSummary) error {
 		}
 	}
 	j.ArrayParent = parseText(f[14])
+	j.EstStart = tm(f[15])
 	return err
 }

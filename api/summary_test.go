@@ -16,6 +16,9 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}{
 		{"pending", Job{ID: "1.lab", Name: "train", Owner: Owner{User: "alice"}, State: StateQueued, Share: "vision",
 			Resources: Resources{Nodes: 1, GPUsPerNode: 4}, Reason: "QuotaExhausted"}},
+		{"pending with an estimate", Job{ID: "4.lab", Name: "wide", Owner: Owner{User: "dana"}, State: StateQueued, Share: "vision",
+			Resources: Resources{Nodes: 2, GPUsPerNode: 8}, Reason: "Resources",
+			Estimated: &Estimated{StartTime: start.Add(time.Hour), Allocs: []Alloc{{Node: "g1", GPUs: []int{0}}}}}},
 		{"running on two nodes", Job{ID: "2.lab", Name: "big", Owner: Owner{User: "bob"}, State: StateRunning, Share: "nlp",
 			Used: 90 * time.Second, StartTime: start, Resources: Resources{Nodes: 2, GPUsPerNode: 8, MemPerNode: 64 << 30, Walltime: time.Hour},
 			Allocs: []Alloc{{Node: "g1", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Node: "g2", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}}},
@@ -61,11 +64,18 @@ func FuzzParseSummaries(f *testing.F) {
 			b = AppendSummary(b, &Job{ID: js.ID, Name: js.Name, Owner: Owner{User: js.User}, State: js.State,
 				Share: js.Share, Used: js.Used, StartTime: js.StartTime, EndTime: js.EndTime,
 				Resources: Resources{Nodes: js.Nodes, GPUsPerNode: js.GPUsPerNode, MemPerNode: js.MemPerNode, Walltime: js.Walltime},
-				Reason:    js.Reason, Allocs: js.Allocs, ArrayParent: js.ArrayParent})
+				Reason:    js.Reason, Allocs: js.Allocs, ArrayParent: js.ArrayParent, Estimated: estimated(js.EstStart)})
 		}
 		again, err := ParseSummaries(string(b))
 		if err != nil || !reflect.DeepEqual(jobs, again) {
 			t.Fatalf("re-encoding %q: %v", s, err)
 		}
 	})
+}
+
+func estimated(t time.Time) *Estimated {
+	if t.IsZero() {
+		return nil
+	}
+	return &Estimated{StartTime: t}
 }

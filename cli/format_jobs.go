@@ -70,6 +70,66 @@ func execHost(allocs []api.Alloc) string {
 	return strings.Join(parts, "+")
 }
 
+// execVnode writes a reservation as PBS's exec_vnode: one parenthesised
+// chunk per node with what the job asks for there,
+// (gpu01:ngpus=4)+(gpu02:ngpus=4).
+func execVnode(allocs []api.Alloc, r api.Resources) string {
+	parts := make([]string, 0, len(allocs))
+	for _, a := range allocs {
+		p := "(" + a.Node
+		if r.CPUsPerNode > 0 {
+			p += ":ncpus=" + strconv.Itoa(r.CPUsPerNode)
+		}
+		p += ":ngpus=" + strconv.Itoa(len(a.GPUs))
+		if r.MemPerNode > 0 {
+			p += ":mem=" + conf.FormatSize(r.MemPerNode)
+		}
+		parts = append(parts, p+")")
+	}
+	return strings.Join(parts, "+")
+}
+
+// writeJobTableEst writes qstat -T: pending jobs with the start time the
+// scheduler estimates for them (their reservation), "--" without one.
+func writeJobTableEst(w io.Writer, jobs []api.JobSummary, sys *Sys) error {
+	now, loc := sys.now(), sys.loc()
+	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
+		{Head: []string{"", "Job ID"}, Width: 15, Trunc: true},
+		{Head: []string{"", "Username"}, Width: 8, Trunc: true},
+		{Head: []string{"", "Queue"}, Width: 8, Trunc: true},
+		{Head: []string{"", "Jobname"}, Width: 10, Trunc: true},
+		{Head: []string{"", "NDS"}, Width: 3, Right: true},
+		{Head: []string{"", "GPUs"}, Width: 4, Right: true},
+		{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
+		{Head: []string{"", "S"}, Width: 1},
+		{Head: []string{"Est", "Start"}, Width: 12, Right: true},
+		{Head: []string{"", "Reason"}, Width: 6},
+	}}
+	for _, j := range jobs {
+		n := max(j.Nodes, 1)
+		t.Rows = append(t.Rows, []cell{
+			{Text: j.ID}, {Text: j.User}, {Text: j.Share}, {Text: j.Name},
+			{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * j.GPUsPerNode)}, {Text: formatHM(j.Walltime)},
+			{Text: string(j.State), Style: stateStyle(j.State)},
+			{Text: estStart(j.EstStart, now, loc)}, {Text: j.Reason, Style: reasonStyle(j)},
+		})
+	}
+	return t.render(w)
+}
+
+// estStart is qstat -T's Est Start: "--" without an estimate, the time of
+// day when it is today, else the date and time.
+func estStart(t, now time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "--"
+	}
+	t, now = t.In(loc), now.In(loc)
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04")
+	}
+	return t.Format("Jan 02 15:04")
+}
+
 // writeJobTable writes qstat's default table, PBS's columns.
 func writeJobTable(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
 	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
@@ -238,6 +298,10 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		}
 		if j.Reason != "" {
 			attr("comment", j.Reason)
+		}
+		if e := j.Estimated; e != nil {
+			attr("estimated.exec_vnode", execVnode(e.Allocs, r))
+			attr("estimated.start_time", at(e.StartTime))
 		}
 		if j.ExitStatus != nil {
 			attr("Exit_status", *j.ExitStatus)

@@ -16,11 +16,11 @@ import (
 // [ID...]) or shares (qstat -Q [SHARE...]).
 func Qstat(ctx context.Context, args []string, sys *Sys) int {
 	var (
-		alt, full, finished, subjobs, nodes, queues bool
-		format, users, since                        string
+		alt, full, finished, subjobs, nodes, queues, est bool
+		format, users, since                             string
 	)
 	app := newApp(sys, "qstat", "show jobs and shares",
-		"qstat [-a | -f [-F json]] [-n] [-t] [-x [--since WHEN]] [-u USER] [ID...]\n"+
+		"qstat [-a | -f [-F json] | -T] [-n] [-t] [-x [--since WHEN]] [-u USER] [ID...]\n"+
 			"qstat -Q [SHARE...]",
 		`Shows jobs in PBS's columns and state letters: Q queued, R running, H held,
 W waiting for its -a time, E exiting, F finished (with -x), B array with running
@@ -34,6 +34,11 @@ qstat -Q shows each share (PBS queue): its quota of GPUs, how many it uses, how 
 it borrowed from other shares and lent to them, its pending and running jobs and
 how many of its jobs were preempted.
 
+qstat -T lists pending jobs with the start time the scheduler estimates for
+them: with backfill on, each share's first blocked job and the first blocked
+borrower hold a reservation (qstat -f shows it as estimated.start_time and
+estimated.exec_vnode); other pending jobs show "--".
+
 Examples:
    qstat                     # your and others' current jobs
    qstat -a -n               # with GPUs, reasons and where each job runs
@@ -42,7 +47,8 @@ Examples:
    qstat -x -u alice         # alice's jobs, finished ones too
    qstat -x --since 2026-01-01   # with the history's jobs that ended since then
    qstat -t 124[]            # the subjobs of array 124
-   qstat -Q                  # shares: who borrows, who lends`)
+   qstat -Q                  # shares: who borrows, who lends
+   qstat -T                  # pending jobs and when they are expected to start`)
 	app.Flags = []ucli.Flag{
 		&ucli.BoolFlag{Name: "a", Usage: "alternative table: nodes, GPUs, memory, walltime, elapsed time, pending reason", Destination: &alt, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "f", Usage: "full: every attribute, including preemptions and history", Destination: &full, DisableDefaultText: true},
@@ -53,6 +59,7 @@ Examples:
 		&ucli.BoolFlag{Name: "n", Usage: "show the nodes and GPU indices of each job (gpu01/0-3+gpu02/0-3)", Destination: &nodes, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "t", Usage: "show array subjobs (otherwise an array is one row)", Destination: &subjobs, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "Q", Usage: "show shares (PBS queues): quota, in use, borrowed, lent", Destination: &queues, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "T", Usage: "pending jobs with their estimated start time (PBS Pro's qstat -T)", Destination: &est, DisableDefaultText: true},
 	}
 	app.Action = func(c *ucli.Context) error {
 		operands := c.Args().Slice()
@@ -67,6 +74,9 @@ Examples:
 		}
 		if full && alt {
 			return usagef("-a and -f do not go together")
+		}
+		if est && (full || alt || finished) {
+			return usagef("-T goes with none of -a, -f and -x")
 		}
 		ids, err := expandJobIDs(operands)
 		if err != nil {
@@ -115,12 +125,14 @@ Examples:
 			}
 			kept := rows[:0]
 			for _, r := range rows {
-				if keep(r.User, r.ArrayParent) {
+				if keep(r.User, r.ArrayParent) && (!est || pendingState(r.State) || r.State == api.StateArray && !r.EstStart.IsZero()) {
 					kept = append(kept, r)
 				}
 			}
 			switch {
 			case len(kept) == 0:
+			case est:
+				err = writeJobTableEst(sys.Stdout, kept, sys)
 			case alt:
 				err = writeJobTableAlt(sys.Stdout, kept, sys, nodes)
 			default:
@@ -185,4 +197,9 @@ func jobErrors(sys *Sys, name string, resp *api.Response, err error, ids []strin
 		}
 	}
 	return code, nil
+}
+
+// pendingState says whether a job in state s waits to start (qstat -T).
+func pendingState(s api.State) bool {
+	return s == api.StateQueued || s == api.StateHeld || s == api.StateWaiting
 }

@@ -314,3 +314,12 @@ func (c *Controller) wake(j *job) {
 	}
 	delete(c.waiters, j.ID)
 }
+
+// apiAllocs converts the core's placements for the API.
+func apiAllocs(as []sched.Alloc) []api.Alloc {
+	out := make([]api.Alloc, len(as))
+	for i, a := range as {
+		out[i] = api.Alloc{Node: a.Node, GPUs: a.GPUs}
+	}
+	return out
+}

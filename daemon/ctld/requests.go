@@ -445,11 +445,15 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 			hist = hist[1:]
 		}
 	}
+	est := c.core.Estimates() // the core's reservations: estimates are its decisions, shown as they are
 	for _, j := range sel {
 		emitHist(j.Seq)
 		rec := j.Job
 		if j.running() && !j.StartTime.IsZero() {
 			rec.Used += now.Sub(j.StartTime)
+		}
+		if e, ok := est[sched.JobID(j.ID)]; ok && !j.finished() && !j.running() {
+			rec.Estimated = &api.Estimated{StartTime: e.Start, Allocs: apiAllocs(e.Allocs)}
 		}
 		switch {
 		case f.Summary:
