@@ -16,7 +16,9 @@ import (
 // The core's decayed usage for fair share (sched.Usage) lives in the
 // spool's state under usageKey, written every usageSaveEvery, before a
 // rebuild and when the controller stops; restore gives it back to the new
-// core before its first pass. It is soft state: a crash loses at most the
+// core before its first pass, after the running jobs are adopted (they
+// count from the saved time on: they ran on while the controller was
+// down). It is soft state: a crash loses at most the
 // usage since the last save, and a record that does not decode is logged
 // and ignored (fair share starts from no usage), never a reason not to
 // start.

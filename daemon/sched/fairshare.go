@@ -83,8 +83,9 @@ type UserUse struct {
 }
 
 // UsageRestored replaces the core's recorded usage (a controller restart).
-// The time between State.At and the next Schedule only decays it: what ran
-// meanwhile is not known.
+// The time between State.At and the next Schedule counts what the core
+// holds when it is applied: a driver applies it after adopting the running
+// jobs, which ran on while it was down.
 type UsageRestored struct{ State UsageState }
 
 func (UsageRestored) isEvent() {}
@@ -262,7 +263,6 @@ func (s *Scheduler) usageRestored(e UsageRestored) error {
 			users[uu.User] = true
 		}
 	}
-	old := s.uses
 	s.uses = map[string]*shareUse{}
 	for _, su := range st.Shares {
 		u := s.useOf(su.Share)
@@ -270,19 +270,11 @@ func (s *Scheduler) usageRestored(e UsageRestored) error {
 		for _, uu := range su.Users {
 			u.users[uu.User] = uu.GPUSeconds
 		}
-		if o := old[su.Share]; o != nil {
-			u.rate, u.urate = o.rate, o.urate
-		}
-	}
-	for n, o := range old {
-		if s.uses[n] == nil && (o.rate > 0 || len(o.urate) > 0) {
-			u := s.useOf(n)
-			u.rate, u.urate = o.rate, o.urate
-		}
 	}
 	if !st.At.IsZero() {
 		s.usageAt = st.At
 	}
+	s.snapshotRates()
 	for _, p := range s.parts {
 		p.dirty = true
 	}

@@ -358,9 +358,6 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 			_ = s.Apply(NodeDrained{Node: n.Name})
 		}
 	}
-	if err := s.Apply(UsageRestored{State: old.Usage()}); err != nil {
-		t.Fatalf("restore: usage: %v", err)
-	}
 	ids := old.sortedIDs()
 	var killed []JobID
 	for _, id := range ids {
@@ -390,6 +387,11 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 		if err := s.Apply(Cancelled{ID: id}); err != nil {
 			t.Fatalf("restore: cancel %s: %v", id, err)
 		}
+	}
+	// Usage last, as the controller does: the adopted jobs count from the
+	// time the old core recorded it.
+	if err := s.Apply(UsageRestored{State: old.Usage()}); err != nil {
+		t.Fatalf("restore: usage: %v", err)
 	}
 	return s
 }
