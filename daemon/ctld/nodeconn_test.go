@@ -58,6 +58,9 @@ func TestHelloRefusalCodes(t *testing.T) {
 		{"bad secret", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "n1", Secret: "wrong"}, api.RefusedSecret},
 		{"unknown node", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "secret-n9", Secret: testSecret}, api.RefusedNode},
 		{"old protocol", api.NodeMsg{V: api.Version - 1, Type: api.MsgHello, Node: "n1", Secret: testSecret}, api.RefusedVersion},
+		// The core refuses a NodeUp out of range: the node is told so.
+		{"cpus out of range", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "n1", Secret: testSecret,
+			Inventory: &api.Inventory{Source: "declared", CPUs: 1 << 30}}, api.RefusedOther},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,5 +77,14 @@ func TestHelloRefusalCodes(t *testing.T) {
 				t.Fatalf("welcome %+v (%v), want code %q", w, err, c.want)
 			}
 		})
+	}
+	// None of them brought n1 up: a job waits for a node.
+	id := tc.submit("a", 1, nil)
+	j := tc.job(id)
+	for deadline := time.Now().Add(5 * time.Second); j.State == api.StateQueued && j.Reason == "" && time.Now().Before(deadline); j = tc.job(id) {
+		time.Sleep(10 * time.Millisecond) // until the first pass has said something
+	}
+	if j.State != api.StateQueued || j.Reason != "NodesDown" {
+		t.Fatalf("job after refused hellos: state %s reason %q, want Q NodesDown", j.State, j.Reason)
 	}
 }

@@ -206,6 +206,37 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	if len(n.problems) > 0 {
 		c.log.Warn("node disagrees with the configuration", "node", h.Node, "problems", n.problems)
 	}
+	// Up (or not) before the welcome, so that a node the core refuses
+	// is told so and stays down.
+	switch {
+	case n.up:
+	case len(missing) > 0:
+		// Its jobs would run without /home or /scratch: it stays down
+		// until it reconnects with everything there.
+		c.log.Error("node stays down: it lacks configured mounts", "node", h.Node, "missing", missing)
+	case gpus == 0 && cn.GPUs > 0:
+		// NodeUp{GPUs: 0} would mean "as declared": a GPU node whose NVML
+		// sees no GPU stays down instead.
+		c.log.Error("node stays down: NVML found none of its GPUs", "node", h.Node, "declared", cn.GPUs)
+	default:
+		up := sched.NodeUp{Node: h.Node, GPUs: gpus}
+		if inv := h.Inventory; inv != nil {
+			// Accounted where the configuration declares none: every job
+			// counts at least one CPU, so jobs without GPUs cannot pile up.
+			up.CPUs, up.MemBytes = max(0, inv.CPUs), max(0, inv.MemBytes)
+		}
+		if err := c.core.Apply(up); err != nil {
+			// What it reports is out of range (a hostile or broken
+			// node): it stays down, and is told why.
+			p := "refused by the scheduler: " + err.Error()
+			n.problems = append(n.problems, p)
+			c.log.Error("node stays down: the scheduler refused it", "node", h.Node, "err", err)
+			n.conn = nil
+			return &refusal{api.RefusedOther, fmt.Sprintf("node %s: %s", h.Node, p)}
+		}
+		n.up = true
+		c.log.Info("node up", "node", h.Node, "gpus", gpus)
+	}
 	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now})
 
 	c.setHealth(n, h.Health)
@@ -241,29 +272,6 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			c.log.Warn("node no longer runs a job it was given: requeued", "node", h.Node, "job", j.ID)
 			c.lostJob(j, now, "lost by node "+h.Node)
 		}
-	}
-	switch {
-	case n.up:
-	case len(missing) > 0:
-		// Its jobs would run without /home or /scratch: it stays down
-		// until it reconnects with everything there.
-		c.log.Error("node stays down: it lacks configured mounts", "node", h.Node, "missing", missing)
-	case gpus == 0 && cn.GPUs > 0:
-		// NodeUp{GPUs: 0} would mean "as declared": a GPU node whose NVML
-		// sees no GPU stays down instead.
-		c.log.Error("node stays down: NVML found none of its GPUs", "node", h.Node, "declared", cn.GPUs)
-	default:
-		up := sched.NodeUp{Node: h.Node, GPUs: gpus}
-		if inv := h.Inventory; inv != nil {
-			// Accounted where the configuration declares none: every job
-			// counts at least one CPU, so jobs without GPUs cannot pile up.
-			up.CPUs, up.MemBytes = max(0, inv.CPUs), max(0, inv.MemBytes)
-		}
-		if err := c.core.Apply(up); err != nil {
-			c.log.Error("node up", "node", h.Node, "err", err)
-		}
-		n.up = true
-		c.log.Info("node up", "node", h.Node, "gpus", gpus)
 	}
 	c.needPass = true
 	return nil
