@@ -77,20 +77,24 @@ func (t Target) Call(ctx context.Context, req api.Request) (*api.Response, error
 //     servers (TCP);
 //  4. without a configuration file: DefaultSocket.
 //
+// Only the configuration's [cluster] table is read and checked
+// (conf.LoadCluster): a client needs nothing else, and checking the
+// partitions, nodes and shares on every qsub is the controller's job.
+//
 // SHARQ_MUNGE_SOCKET overrides the configuration's munge_socket and
 // SHARQ_TLS_CA its tls_ca (with TLS on).
 func Locate(getenv func(string) string) (Target, error) {
-	var cfg *conf.Config
+	var cfg *conf.Cluster // only [cluster]: conf.LoadCluster skips the rest
 	path := getenv("SHARQ_CONF")
 	if path == "" {
 		path = DefaultConfig
 	}
 	load := func() error {
-		c, err := conf.Load(path)
+		c, err := conf.LoadCluster(path)
 		if err != nil {
 			return err
 		}
-		cfg = c
+		cfg = &c
 		return nil
 	}
 	t := Target{MungeSocket: getenv("SHARQ_MUNGE_SOCKET")}
@@ -123,19 +127,19 @@ func Locate(getenv func(string) string) (Target, error) {
 			}
 			return t, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-		t.From, t.Socket = path, cfg.Cluster.Socket
-		if _, err := os.Stat(cfg.Cluster.Socket); err == nil || len(cfg.Cluster.Servers) == 0 {
+		t.From, t.Socket = path, cfg.Socket
+		if _, err := os.Stat(cfg.Socket); err == nil || len(cfg.Servers) == 0 {
 			return t, nil
 		}
-		t.Socket, t.Servers = "", cfg.Cluster.Servers
+		t.Socket, t.Servers = "", cfg.Servers
 	}
 	caFile := getenv("SHARQ_TLS_CA")
 	if cfg != nil {
 		if t.MungeSocket == "" {
-			t.MungeSocket = cfg.Cluster.MungeSocket
+			t.MungeSocket = cfg.MungeSocket
 		}
-		if caFile == "" && cfg.Cluster.ClientTLS {
-			caFile = cfg.Cluster.TLSCA
+		if caFile == "" && cfg.ClientTLS {
+			caFile = cfg.TLSCA
 		}
 	}
 	if caFile != "" {

@@ -266,6 +266,10 @@ func TestLocate(t *testing.T) {
 	bad := filepath.Join(dir, "bad.toml")
 	os.WriteFile(bad, []byte("[cluster]\nname = 3\n"), 0o644)
 	missing := filepath.Join(dir, "missing.toml")
+	// Only [cluster] is read (conf.LoadCluster): the rest, even wrong, costs
+	// a client nothing; the controller checks it.
+	clusterOnly := filepath.Join(dir, "clusteronly.toml")
+	os.WriteFile(clusterOnly, []byte(base+"socket = \""+sock+"\"\n[[share]]\nname = \"all\"\ngpus = \"many\"\n"), 0o644)
 
 	tests := []struct {
 		name    string
@@ -282,6 +286,7 @@ func TestLocate(t *testing.T) {
 		{"controller host: its socket", map[string]string{"SHARQ_CONF": onController}, sock, nil, "", onController, nil},
 		{"login host: TCP from the config", map[string]string{"SHARQ_CONF": onLogin, "SHARQ_MUNGE_SOCKET": "/m2"}, "", []string{"ctl01:6818"}, "/m2", onLogin, nil},
 		{"no client port: the socket", map[string]string{"SHARQ_CONF": noPort}, filepath.Join(dir, "absent.sock"), nil, "", noPort, nil},
+		{"only [cluster] is read", map[string]string{"SHARQ_CONF": clusterOnly}, sock, nil, "", clusterOnly, nil},
 		{"named config missing", map[string]string{"SHARQ_CONF": missing}, "", nil, "", "", ErrConfig},
 		{"bad config", map[string]string{"SHARQ_CONF": bad}, "", nil, "", "", ErrConfig},
 		{"bad config with SHARQ_SERVER", map[string]string{"SHARQ_SERVER": "a:1", "SHARQ_CONF": bad}, "", nil, "", "", ErrConfig},

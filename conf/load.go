@@ -30,7 +30,7 @@ func Parse(file string, data []byte) (*Config, error) {
 	if perr != nil {
 		return nil, Problems{*perr}
 	}
-	l := &loader{file: file, pos: scanPositions(string(data))}
+	l := &loader{file: file, data: string(data)}
 	cfg := l.config(doc)
 	if len(l.probs) > 0 {
 		sortProblems(l.probs)
@@ -40,6 +40,38 @@ func Parse(file string, data []byte) (*Config, error) {
 	sortProblems(l.warns)
 	cfg.Warnings = l.warns
 	return cfg, nil
+}
+
+// LoadCluster reads only the [cluster] table of the configuration file
+// at path, checked as Load checks it (Problems with file and line): what a
+// client command needs to find the controller, without reading or checking
+// the partitions, nodes and shares (which Load does, and which cost a
+// qsub's every run for nothing). The same TOML parser reads the file.
+func LoadCluster(path string) (Cluster, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Cluster{}, fmt.Errorf("conf: %w", err)
+	}
+	doc, perr := decodeTOML(path, data)
+	if perr != nil {
+		return Cluster{}, Problems{*perr}
+	}
+	l := &loader{file: path, data: string(data)}
+	root := l.table(nil, "", doc)
+	ct := root.subtable("cluster", "cluster")
+	present := ct != nil
+	if !present {
+		if !root.has("cluster") {
+			l.add(nil, "missing [cluster] table (cluster.name is required)")
+		}
+		ct = l.table([]string{"cluster"}, "cluster", nil)
+	}
+	c := l.cluster(ct, present)
+	if len(l.probs) > 0 {
+		sortProblems(l.probs)
+		return Cluster{}, l.probs
+	}
+	return c, nil
 }
 
 // decodeTOML parses data into generic maps, turning a syntax error into a

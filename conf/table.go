@@ -11,7 +11,8 @@ import (
 // loader collects the problems of one file.
 type loader struct {
 	file  string
-	pos   *positions
+	data  string     // the document, for positions
+	pos   *positions // scanned from data on the first problem or line asked for
 	probs Problems
 	warns Problems // not errors: the configuration loads, the controller logs them
 	// From [cluster], for the blocks read after it.
@@ -21,8 +22,17 @@ type loader struct {
 
 // add records a problem at path (or its nearest ancestor with a position).
 func (l *loader) add(path []string, format string, args ...any) {
-	p := l.pos.find(path)
+	p := l.positions().find(path)
 	l.probs = append(l.probs, Problem{File: l.file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// positions returns the document's key positions, scanning it the first
+// time (a file without problems never needs them).
+func (l *loader) positions() *positions {
+	if l.pos == nil {
+		l.pos = scanPositions(l.data)
+	}
+	return l.pos
 }
 
 // table reads one TOML table, reporting wrong types at the key, and
@@ -51,7 +61,7 @@ func (t *table) keyPath(key string) []string {
 }
 
 // line is the line of key (or of the table).
-func (t *table) line(key string) int { return t.l.pos.find(t.keyPath(key)).line }
+func (t *table) line(key string) int { return t.l.positions().find(t.keyPath(key)).line }
 
 // errf reports a problem with key, at key (at the table when key is
 // absent from it); the message starts with the table's context and key.
@@ -69,7 +79,7 @@ func (t *table) warnf(key, format string, args ...any) {
 	if t.ctx != "" {
 		msg = t.ctx + ": " + msg
 	}
-	p := t.l.pos.find(t.keyPath(key))
+	p := t.l.positions().find(t.keyPath(key))
 	t.l.warns = append(t.l.warns, Problem{File: t.l.file, Line: p.line, Col: p.col, Msg: msg})
 }
 
