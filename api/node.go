@@ -114,8 +114,11 @@ type JobStateMsg struct {
 	// NodeFault (failed): the node, not the job, is why it could not start
 	// (its container runtime is down): the job is requeued, and the failure
 	// does not count against it.
-	NodeFault bool      `json:"node_fault,omitempty"`
-	Time      time.Time `json:"time"`
+	NodeFault bool `json:"node_fault,omitempty"`
+	// Refusal (failed): the job itself is refused (a path its user may
+	// not use): it fails at once instead of being retried.
+	Refusal StartRefusal `json:"refusal,omitempty"`
+	Time    time.Time    `json:"time"`
 }
 
 // StartOrder tells a node to run its part of a job.

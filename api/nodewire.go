@@ -71,3 +71,26 @@ func (c *RefusalCode) UnmarshalText(b []byte) error {
 	}
 	return nil
 }
+
+// StartRefusal (JobStateMsg.Refusal of a failed run) says that the node
+// refused the job itself, so that no other attempt can pass: the controller
+// fails it at once (reason StartRefused) instead of retrying it up to
+// start_failure_retries. Empty: a failure another attempt may pass.
+type StartRefusal string
+
+const (
+	StartMayRetry    StartRefusal = ""     // not refused: counted, retried
+	StartRefusedPath StartRefusal = "path" // its work directory or an output file is refused for its user
+)
+
+// UnmarshalText accepts the StartRefusal constants; one this controller
+// does not know (a newer node's) reads as StartMayRetry, the old behaviour.
+func (r *StartRefusal) UnmarshalText(b []byte) error {
+	switch v := StartRefusal(b); v {
+	case StartMayRetry, StartRefusedPath:
+		*r = v
+	default:
+		*r = StartMayRetry
+	}
+	return nil
+}

@@ -57,7 +57,7 @@ func TestNodeWireEnums(t *testing.T) {
 // FuzzNodeWireEnums: each decoder yields one of its constants or an
 // error, and what it yields encodes back to itself.
 func FuzzNodeWireEnums(f *testing.F) {
-	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "bad_secret", "", "x", "secret"} {
+	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "bad_secret", "", "x", "secret", "path"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -89,6 +89,13 @@ func FuzzNodeWireEnums(f *testing.F) {
 		}
 		if c == RefusedSecret && s != string(RefusedSecret) {
 			t.Fatalf("%q read as bad_secret", s)
+		}
+		var sr StartRefusal
+		if err := json.Unmarshal(b, &sr); err != nil || (sr != StartMayRetry && sr != StartRefusedPath) {
+			t.Fatalf("start refusal %q decoded to %q (%v)", s, sr, err)
+		}
+		if sr == StartRefusedPath && s != string(StartRefusedPath) {
+			t.Fatalf("%q read as a path refusal", s)
 		}
 		// A known value goes back out as the same bytes.
 		roundTrip := func(v any) {

@@ -22,6 +22,7 @@ type part struct {
 	exited      bool
 	startFailed bool
 	nodeFault   bool // the start failed because of the node (api.JobStateMsg.NodeFault)
+	refused     bool // the node refused the job itself (api.JobStateMsg.Refusal): no retry
 	status      int
 	err         string
 }

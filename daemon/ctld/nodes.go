@@ -321,6 +321,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		c.markDirty(j.ID)
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
+		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == api.RunFailed, now)
 	}
 }
@@ -348,13 +349,14 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		j.Stopping = string(api.StopFailed)
 		c.stopJob(j, api.StopFailed)
 	}
-	failedStart, jobFault := false, false
+	failedStart, jobFault, refused := false, false, false
 	for _, q := range j.parts {
 		if !q.exited {
 			return // the others are still stopping
 		}
 		failedStart = failedStart || q.startFailed
 		jobFault = jobFault || (q.startFailed && !q.nodeFault)
+		refused = refused || (q.startFailed && q.refused)
 	}
 	c.needPass = true
 	if failedStart && !jobFault {
@@ -364,7 +366,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	if failedStart {
-		c.startFailed(j)
+		c.startFailed(j, refused)
 		return
 	}
 	st := j.exitStatus()
@@ -382,9 +384,10 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 // startFailed: a node could not start j through the job's fault (bad
 // image, missing directory...) and every part has ended. The core counts
 // it and decides: the next plan requeues the job, or fails it past its
-// partition's start_failure_retries.
-func (c *Controller) startFailed(j *job) {
-	if err := c.core.Apply(sched.StartFailed{ID: sched.JobID(j.ID)}); err != nil {
+// partition's start_failure_retries, or at once when a node refused the
+// job itself (refused: a path its user may not use).
+func (c *Controller) startFailed(j *job, refused bool) {
+	if err := c.core.Apply(sched.StartFailed{ID: sched.JobID(j.ID), Refused: refused}); err != nil {
 		c.log.Error("start failure", "job", j.ID, "err", err)
 	}
 	c.needPass = true

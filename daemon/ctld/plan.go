@@ -27,7 +27,7 @@ func (c *Controller) pass() {
 	for _, f := range plan.Failed {
 		if j := c.jobs[string(f.Job)]; j != nil {
 			var status *int
-			if f.Reason == sched.ReasonStartFailureRetries {
+			if f.Reason == sched.ReasonStartFailureRetries || f.Reason == sched.ReasonStartRefused {
 				st := -1 // as PBS's JOB_EXEC_FAIL1: the job never ran
 				status = &st
 				j.StartFailures++

@@ -62,3 +62,23 @@ func TestBeginTimeWakesTheLoop(t *testing.T) {
 		t.Fatalf("start of %s at %v, begin time %v", st.Job.ID, time.Now(), at)
 	}
 }
+
+// TestPathRefusalFailsAtOnce: a node that refuses the job itself (an
+// output path its user may not write) fails it with StartRefused at the
+// first attempt; the old code retried it start_failure_retries times.
+func TestPathRefusalFailsAtOnce(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("a", 1, nil)
+	st := n.expect(api.MsgStart).Start
+	n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+		JobID: id, Run: st.Run, State: api.RunFailed, ExitStatus: -1, Refusal: api.StartRefusedPath,
+		Error: "cannot create job output file /root/out as 1000:1000: permission denied", Time: time.Now(),
+	}})
+	n.expect(api.MsgRemove)
+	j := tc.waitState(id, api.StateFinished)
+	if j.Reason != "StartRefused" || j.ExitStatus == nil || *j.ExitStatus != -1 || j.StartFailures != 1 {
+		t.Fatalf("reason %q exit %v start failures %d, want StartRefused, -1, 1", j.Reason, j.ExitStatus, j.StartFailures)
+	}
+	n.quiet(200 * time.Millisecond) // no second start
+}

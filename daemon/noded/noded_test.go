@@ -220,11 +220,12 @@ func TestFailedStart(t *testing.T) {
 		name, id string
 		edit     func(*api.StartOrder)
 		wantErr  string
+		refusal  api.StartRefusal // a path refusal fails the job at once
 	}{
 		{name: "image absent", id: "40.t", edit: func(o *api.StartOrder) { o.Image = "no.such/image:1" }, wantErr: "no.such/image"},
 		{name: "GPU not on the node", id: "41.t", edit: func(o *api.StartOrder) { o.GPUs = []int{9} }, wantErr: "GPU 9"},
 		{name: "nothing to run", id: "42.t", edit: func(o *api.StartOrder) { o.Job.Script = "" }, wantErr: "neither script nor command"},
-		{name: "work directory on /proc", id: "43.t", edit: func(o *api.StartOrder) { o.Job.WorkDir = "/proc" }, wantErr: "work directory refused: /proc as 1000:1000: on proc"},
+		{name: "work directory on /proc", id: "43.t", edit: func(o *api.StartOrder) { o.Job.WorkDir = "/proc" }, wantErr: "work directory refused: /proc as 1000:1000: on proc", refusal: api.StartRefusedPath},
 		{name: "work directory in another user's home", id: "44.t", edit: func(o *api.StartOrder) {
 			home := filepath.Join(e.dir, "home-2000")
 			if err := os.MkdirAll(filepath.Join(home, "pub"), 0o777); err != nil {
@@ -234,7 +235,14 @@ func TestFailedStart(t *testing.T) {
 			os.Chown(home, 2000, 2000)
 			os.Chmod(home, 0o700)
 			o.Job.WorkDir = filepath.Join(home, "pub")
-		}, wantErr: "permission denied"},
+		}, wantErr: "permission denied", refusal: api.StartRefusedPath},
+		{name: "output in a directory the user may not write", id: "45.t", edit: func(o *api.StartOrder) {
+			dir := filepath.Join(e.dir, "root-only")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o.Job.Stdout = filepath.Join(dir, "out")
+		}, wantErr: "cannot create job output file", refusal: api.StartRefusedPath},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -244,6 +252,9 @@ func TestFailedStart(t *testing.T) {
 			f := p.state(t, c.id, "failed")
 			if !strings.Contains(f.Error, c.wantErr) {
 				t.Errorf("failure %q does not say %q", f.Error, c.wantErr)
+			}
+			if f.Refusal != c.refusal {
+				t.Errorf("refusal %q, want %q", f.Refusal, c.refusal)
 			}
 			if _, ok := taskOf(t, e.runtime(t, "n1"), c.id); ok {
 				t.Error("a container exists for a failed start")

@@ -433,8 +433,21 @@ func (s *supervisor) reportCurrent(j *job) {
 
 // fail reports a run that could not start.
 func (s *supervisor) fail(id string, run int, err error) {
-	s.log.Error("job could not start", "job", id, "run", run, "err", err)
-	s.out.push(api.JobStateMsg{JobID: id, Run: run, State: stateFailed, ExitStatus: ExitUnknown, Error: err.Error(), Time: time.Now()})
+	refusal := startRefusal(err)
+	s.log.Error("job could not start", "job", id, "run", run, "err", err, "refusal", refusal)
+	s.out.push(api.JobStateMsg{JobID: id, Run: run, State: stateFailed, ExitStatus: ExitUnknown, Error: err.Error(), Refusal: refusal, Time: time.Now()})
+}
+
+// startRefusal says whether a start error refuses the job itself: its work
+// directory or an output file refused for its user (runtime.ErrWorkDir,
+// runtime.ErrOutput) fails the same way on every attempt. Anything else
+// (an image not there yet, a bad order, a mount missing here) may pass on
+// another attempt or node.
+func startRefusal(err error) api.StartRefusal {
+	if errors.Is(err, runtime.ErrWorkDir) || errors.Is(err, runtime.ErrOutput) {
+		return api.StartRefusedPath
+	}
+	return api.StartMayRetry
 }
 
 // failNode reports a run that could not start because of the node (its

@@ -263,7 +263,11 @@ func (s *Scheduler) startFailed(e StartFailed) error {
 	if !j.holding() {
 		return fmt.Errorf("%w: job %s is not running", ErrInvalid, e.ID)
 	}
-	s.stopped(j, 0, stopStartFailed)
+	if e.Refused {
+		s.stopped(j, 0, stopStartRefused)
+	} else {
+		s.stopped(j, 0, stopStartFailed)
+	}
 	return nil
 }
 

@@ -36,7 +36,13 @@ type Exited struct {
 // of it ended. The core counts it (Job.StartFailures) and puts the job back
 // in its queue, or fails it with ReasonStartFailureRetries once it failed
 // more often than its partition's StartFailureRetries.
-type StartFailed struct{ ID JobID }
+type StartFailed struct {
+	ID JobID
+	// Refused: the node refused the job itself (a path its user may not
+	// use), which no retry can pass: it fails at once with
+	// ReasonStartRefused.
+	Refused bool
+}
 
 // Requeued puts a running job back in its queue at its original position,
 // without counting a preemption (e.g. its start failed on the node).

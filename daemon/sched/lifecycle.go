@@ -137,10 +137,11 @@ func (s *Scheduler) cancelPending(j *job) {
 type stopCause uint8
 
 const (
-	stopExited      stopCause = iota // it ended (finished, or killed by qdel)
-	stopPreempted                    // the core preempted it
-	stopNodeLost                     // a node it ran on went down
-	stopStartFailed                  // its start failed on a node (StartFailed)
+	stopExited       stopCause = iota // it ended (finished, or killed by qdel)
+	stopPreempted                     // the core preempted it
+	stopNodeLost                      // a node it ran on went down
+	stopStartFailed                   // its start failed on a node (StartFailed)
+	stopStartRefused                  // a node refused the job itself (StartFailed.Refused): no retry
 )
 
 // stopped handles a job whose processes are gone. A preempted job or one
@@ -174,6 +175,8 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 			n, limit, r = &j.NodeFailures, s.nodeRetries(j), ReasonNodeFailureRetries
 		case stopStartFailed:
 			n, limit, r = &j.StartFailures, s.startRetries(j), ReasonStartFailureRetries
+		case stopStartRefused:
+			n, limit, r = &j.StartFailures, 0, ReasonStartRefused
 		}
 		*n++
 		if j.Interactive && cause != stopStartFailed {

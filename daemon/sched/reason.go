@@ -34,6 +34,7 @@ const (
 	ReasonBackfillWouldDelay          // free GPUs hold it, but only reserved ones, and it would still run when the reservation starts
 	ReasonInteractivePreempted        // failed: an interactive job was preempted (its session cannot be requeued)
 	ReasonInteractiveNodeLost         // failed: an interactive job lost its node
+	ReasonStartRefused                // failed: a node refused the job itself (its work directory or an output path)
 	numReasons
 )
 
@@ -67,6 +68,7 @@ var reasonNames = [numReasons]string{
 	ReasonBackfillWouldDelay:   "BackfillWouldDelay",
 	ReasonInteractivePreempted: "InteractivePreempted",
 	ReasonInteractiveNodeLost:  "InteractiveNodeLost",
+	ReasonStartRefused:         "StartRefused",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

@@ -24,7 +24,7 @@ import (
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	       [prefer=NODE] [excl]
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
-//	cancel ID   exit ID [status=N]   requeue ID   startfail ID   prio ID N
+//	cancel ID   exit ID [status=N]   requeue ID   startfail ID [refused]   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
 //	outcome ID [status=N] [started] [cancelled] [failed]
 //
@@ -504,7 +504,11 @@ func parseScenario(text string) (*scenario, error) {
 			case "requeue":
 				st.ev = Requeued{ID: JobID(args[0])}
 			case "startfail":
-				st.ev = StartFailed{ID: JobID(args[0])}
+				kv, e := scArgs(args[1:])
+				if e != nil {
+					return nil, fail("%v", e)
+				}
+				st.ev = StartFailed{ID: JobID(args[0]), Refused: kv["refused"] == "true"}
 			}
 		case "exit":
 			if err = need(1); err != nil {
