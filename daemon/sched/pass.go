@@ -77,7 +77,7 @@ func (s *Scheduler) pass(p *partition) {
 			continue
 		}
 		sh.dirty = false
-		sh.cur = s.firstCursor(sh)
+		s.firstCursor(sh)
 		sh.budget = lookahead
 		sh.p1Done, sh.p1Headroom = false, false
 		sh.cands, sh.candPos = sh.cands[:0], 0

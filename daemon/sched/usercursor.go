@@ -70,26 +70,34 @@ type ucur struct {
 // meanwhile.
 type mcursor struct {
 	h     []*ucur
+	pool  []ucur // what h points into
 	fair  bool
 	stale bool // a start changed some user's key: recompute them all
 }
 
-// firstCursor positions a cursor on the share's first job.
-func (s *Scheduler) firstCursor(sh *share) mcursor {
-	m := mcursor{fair: s.cfg.FairShare && sh.cfg.FairShareUsers && sh.q.perUser}
+// firstCursor positions a share's cursor on its first job (reusing the
+// last pass's memory).
+func (s *Scheduler) firstCursor(sh *share) {
+	m := &sh.cur
+	m.fair, m.stale = s.cfg.FairShare && sh.cfg.FairShareUsers && sh.q.perUser, false
+	m.h = m.h[:0]
+	if n := len(sh.q.byUser); cap(m.pool) < n {
+		m.pool = make([]ucur, n)
+	}
+	m.pool = m.pool[:0]
 	for _, uq := range sh.q.byUser {
 		c := uq.q.first()
 		if !c.valid() {
 			continue
 		}
-		u := &ucur{uq: uq, c: c}
+		m.pool = append(m.pool, ucur{uq: uq, c: c})
+		u := &m.pool[len(m.pool)-1]
 		if m.fair {
 			u.key = s.userKey(sh, uq.user)
 		}
 		m.h = append(m.h, u)
 	}
 	m.init()
-	return m
 }
 
 func (m *mcursor) valid() bool { return len(m.h) > 0 }
