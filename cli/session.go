@@ -73,7 +73,7 @@ func openSession(ctx context.Context, sys *Sys, prog string, spec api.SessionSpe
 		if ctx.Err() != nil {
 			return exitStatus(130)
 		}
-		return fmt.Errorf("session on %s: no answer: %w", g.Node, err)
+		return fmt.Errorf("lost the session on %s before it began (%v): the node daemon may have restarted; qstat -f %s says how the job ended", g.Node, err, g.Job)
 	}
 	switch f.Type {
 	case session.TypeRefused:

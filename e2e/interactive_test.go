@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,10 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/session"
 )
 
 // term is a client command on a real pseudo-terminal, as a user types
@@ -125,15 +130,9 @@ func (tm *term) waiting() string {
 func interactiveCluster(t *testing.T) *cluster {
 	return newCluster(t, spec{
 		nodes: []string{"n1"},
-		extra: "session_listen = \"127.0.0.1:0\"\ndefault_share = \"a\"",
-		part:  `max_interactive_walltime = "30m"`,
-		shares: `
-[[share]]
-name = "a"
-partition = "gpu"
-gpus = 8
-users = ["*"]
-`,
+		extra:  "session_listen = \"127.0.0.1:0\"\ndefault_share = \"b\"",
+		part:   `max_interactive_walltime = "30m"`,
+		shares: openShares,
 	})
 }
 
@@ -257,5 +256,93 @@ func TestInteractive(t *testing.T) {
 		}
 		c.runAs(alice, "qdel", id)
 	})
-	_ = context.Background
+
+	t.Run("preempted", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I", "-q", "b", "-l", "ngpus=8", "-W", "grace=1")
+		id := tm.waiting()
+		tm.expect(`ready`, 20*time.Second)
+		tm.send("echo UP-$((2*21))\r")
+		tm.expect(`UP-42`, 10*time.Second)
+		owner := c.qsub("-q", "a", "-l", "ngpus=4", "--", "/bin/true")
+		tm.expect(`the job was preempted: it is stopped now`, 15*time.Second)
+		if code := tm.exit(15 * time.Second); code == 0 {
+			t.Fatal("qsub -I exited 0 after a preemption")
+		}
+		c.waitState(id, "F", 15*time.Second)
+		full, _, _ := c.runAs(0, "qstat", "-f", "-x", id)
+		if !strings.Contains(full, "InteractivePreempted") {
+			t.Errorf("qstat -f of the preempted interactive job lacks InteractivePreempted:\n%s", full)
+		}
+		c.waitState(owner, "F", 20*time.Second)
+	})
+
+	t.Run("one-time token", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I")
+		id := tm.waiting()
+		tm.expect(`ready`, 20*time.Second)
+		// An admin's grant, used once by hand: a second use is refused, as
+		// is a made-up token, and the session's own is unaffected.
+		resp, err := client.Call(context.Background(), c.sock, api.Request{Op: api.OpSession, Session: &api.SessionSpec{Job: id, Command: []string{"/bin/true"}}})
+		must(t, err)
+		g := resp.Session
+		hello := func(token string) session.Frame {
+			conn, err := net.Dial("tcp", g.Addr)
+			must(t, err)
+			defer conn.Close()
+			w := session.NewWriter(conn)
+			must(t, w.JSON(session.TypeHello, session.Hello{V: session.Version, Token: token}))
+			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			f, err := session.ReadFrame(conn)
+			must(t, err)
+			return f
+		}
+		if f := hello(g.Token); f.Type != session.TypeReady {
+			t.Fatalf("first use of the token: frame %d %q", f.Type, f.Payload)
+		}
+		for name, tok := range map[string]string{"used": g.Token, "made up": strings.Repeat("0", session.TokenLen)} {
+			f := hello(tok)
+			if f.Type != session.TypeRefused || !strings.Contains(string(f.Payload), "unknown, used or expired session token") {
+				t.Errorf("%s token: frame %d %q, want a refusal", name, f.Type, f.Payload)
+			}
+		}
+		tm.send("exit 0\r")
+		if code := tm.exit(15 * time.Second); code != 0 {
+			t.Fatalf("exit status %d", code)
+		}
+	})
+
+	t.Run("controller restart", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I")
+		id := tm.waiting()
+		tm.expect(`ready`, 20*time.Second)
+		kill9(c.ctld)
+		c.startCtld()
+		tm.send("echo AFTER-$((40+2))\r")
+		tm.expect(`AFTER-42`, 10*time.Second)
+		c.waitNodes(1)
+		tm.send("exit 0\r")
+		if code := tm.exit(15 * time.Second); code != 0 {
+			t.Fatalf("exit status %d after a controller restart", code)
+		}
+		c.waitState(id, "F", 20*time.Second)
+	})
+
+	t.Run("node daemon restart", func(t *testing.T) {
+		tm := c.onTerm(t, alice, "qsub", "-I")
+		id := tm.waiting()
+		tm.expect(`ready`, 20*time.Second)
+		tm.send("echo UP-$((2*21))\r")
+		tm.expect(`UP-42`, 10*time.Second)
+		kill9(c.nodes["n1"])
+		tm.expect(`lost the session on n1`, 10*time.Second)
+		if code := tm.exit(10 * time.Second); code == 0 {
+			t.Fatal("qsub -I exited 0 after losing its session")
+		}
+		c.startNode("n1")
+		c.waitState(id, "F", 30*time.Second)
+		full, _, _ := c.runAs(0, "qstat", "-f", "-x", id)
+		if !strings.Contains(full, "interactive session was lost") {
+			t.Errorf("qstat -f lacks why the job ended:\n%s", full)
+		}
+	})
 }

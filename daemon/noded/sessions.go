@@ -34,7 +34,7 @@ const (
 	helloWait = 10 * time.Second
 	// tokenWait is how long a Hello waits for its token, which the
 	// controller sends to the node as it answers the client.
-	tokenWait = 5 * time.Second
+	tokenWait = 3 * time.Second
 	// jobWait is how long a session waits for its job's container (the
 	// controller grants sessions once it has ordered the start).
 	jobWait = 2 * time.Minute
@@ -59,6 +59,7 @@ type sessions struct {
 
 	mu      sync.Mutex
 	tokens  map[string]*api.SessionOrder
+	used    map[string]time.Time // tokens presented, until they expire
 	granted chan struct{} // closed (and replaced) when a token arrives
 	live    map[string]map[*liveSession]bool
 	primary map[string]bool // jobs whose own session has connected (once)
@@ -72,7 +73,7 @@ type liveSession struct {
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log,
-		tokens: map[string]*api.SessionOrder{}, granted: make(chan struct{}),
+		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
 		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}}
 }
 
@@ -88,6 +89,11 @@ func (s *sessions) grant(o *api.SessionOrder) {
 	for t, x := range s.tokens {
 		if now.After(x.Expires) {
 			delete(s.tokens, t)
+		}
+	}
+	for t, exp := range s.used {
+		if now.After(exp) {
+			delete(s.used, t)
 		}
 	}
 	if len(s.tokens) >= maxTokens {
@@ -107,9 +113,16 @@ func (s *sessions) take(ctx context.Context, token string) *api.SessionOrder {
 	for {
 		s.mu.Lock()
 		o := s.tokens[token]
+		_, used := s.used[token]
+		if o != nil && len(s.used) < maxTokens {
+			s.used[token] = o.Expires
+		}
 		delete(s.tokens, token)
 		ch := s.granted
 		s.mu.Unlock()
+		if used {
+			return nil
+		}
 		if o != nil {
 			if time.Now().After(o.Expires) {
 				return nil
