@@ -129,7 +129,7 @@ func (tm *term) waiting() string {
 
 func interactiveCluster(t *testing.T) *cluster {
 	return newCluster(t, spec{
-		nodes: []string{"n1"},
+		nodes:  []string{"n1"},
 		extra:  "session_listen = \"127.0.0.1:0\"\ndefault_share = \"b\"",
 		part:   `max_interactive_walltime = "30m"`,
 		shares: openShares,

@@ -60,7 +60,7 @@ type sessions struct {
 	mu      sync.Mutex
 	tokens  map[string]*api.SessionOrder
 	used    map[string]time.Time // tokens presented, until they expire
-	granted chan struct{} // closed (and replaced) when a token arrives
+	granted chan struct{}        // closed (and replaced) when a token arrives
 	live    map[string]map[*liveSession]bool
 	primary map[string]bool // jobs whose own session has connected (once)
 	conns   int
