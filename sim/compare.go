@@ -21,15 +21,24 @@ type Variant struct {
 // Variant names.
 const (
 	VariantConfigured = "as configured"
+	VariantNoFair     = "no fair share"
 	VariantReserve    = "all RESERVE"
 	VariantBorrow     = "all LEND_AND_BORROW, no limit"
 )
 
-// Variants returns the three configurations Compare runs: the cluster as
-// configured, every share RESERVE (static partitioning), and every share
-// LEND_AND_BORROW without a borrow limit.
+// Variants returns the configurations Compare runs, each the cluster as
+// configured but for one change:
+//
+//   - as configured;
+//   - no fair share: [scheduler] fair_share = false, borrowers in
+//     submission order (FIFO);
+//   - all RESERVE: every share RESERVE (a static split: no lending, no
+//     borrowing);
+//   - all LEND_AND_BORROW, no limit: every share lends and borrows
+//     without a borrow limit.
 func Variants(cl Cluster) []Variant {
-	reserve, borrow := cl.clone(), cl.clone()
+	noFair, reserve, borrow := cl.clone(), cl.clone(), cl.clone()
+	noFair.Sched.FairShare = false
 	for i := range reserve.Sched.Shares {
 		reserve.Sched.Shares[i].Strategy = sched.Reserve
 		borrow.Sched.Shares[i].Strategy = sched.LendAndBorrow
@@ -37,6 +46,7 @@ func Variants(cl Cluster) []Variant {
 	}
 	return []Variant{
 		{Name: VariantConfigured, Cluster: cl.clone()},
+		{Name: VariantNoFair, Cluster: noFair},
 		{Name: VariantReserve, Cluster: reserve},
 		{Name: VariantBorrow, Cluster: borrow},
 	}
@@ -140,6 +150,7 @@ func WriteCompare(w io.Writer, results []*Result) error {
 		}
 	}
 	_, err := fmt.Fprintln(w, "slowdown = (wait + run) / run of finished jobs; Jain borrowers = Jain's index of borrowed GPU-h / weight over the shares that borrowed (how many);\n"+
-		"Jain contending = the same per day over the shares that wanted to borrow that day, mean weighted by GPU-h borrowed (days counted)")
+		"Jain contending = the same per day over the shares that wanted to borrow (pending at or over quota, under the borrow limit) for half of it,\n"+
+		"mean weighted by GPU-h borrowed (days counted)")
 	return err
 }

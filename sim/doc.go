@@ -31,7 +31,8 @@
 // finished job (submission to end over run time); p95 first wait by job
 // size (1, 2-8, 9-32, more than 32 GPUs); Jain's fairness index over the
 // borrowing shares' borrowed GPU-hours divided by their weight, over the
-// whole run and per day among the shares that wanted to borrow that day
+// whole run and per day among the shares that wanted to borrow for at
+// least half of the day
 // (fairWindows says why both); and the utilization of useful work as a
 // fraction of the trace's work-conserving bound (Bound: a fluid single
 // queue at the cluster's capacity, no job ending before its submission

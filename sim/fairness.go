@@ -24,8 +24,13 @@ func Jain(xs []float64) float64 {
 }
 
 // shareWeight is the weight fair share gives a share among borrowers: its
-// quota.
-func shareWeight(s *sched.Share) float64 { return float64(s.GPUs) }
+// fair_weight, by default its quota (at least 1), as the core counts it.
+func shareWeight(s *sched.Share) float64 {
+	if s.FairWeight > 0 {
+		return float64(s.FairWeight)
+	}
+	return float64(max(s.GPUs, 1))
+}
 
 // Borrowers is the shares that borrowed: LEND_AND_BORROW shares with
 // borrowed GPU-hours, in configuration order.
@@ -56,29 +61,36 @@ func (r *Result) BorrowerJain() float64 {
 const FairnessWindow = 24 * time.Hour
 
 // fairWindows measures fairness among contending borrowers window by
-// window. In each window of FairnessWindow, the contenders are the
-// LEND_AND_BORROW shares that wanted to borrow at some time in it: they
-// had pending jobs while at or over their quota, so that each start would
-// have borrowed. A share that got all it asked for is not a contender (it
-// may have borrowed less than others and still been treated fairly). The
-// window's index is Jain's over the contenders' borrowed GPU-hours in the
-// window divided by their weight; windows with fewer than two contenders,
-// or where they borrowed nothing, say nothing and are skipped. The result
-// is the mean of the windows' indices weighted by the contenders'
-// borrowed GPU-hours.
+// window. A LEND_AND_BORROW share wants to borrow while it has pending
+// jobs, is at or over its quota (so that each start would borrow) and is
+// below its borrow limit (so that the core could let it). The contenders
+// of a window of FairnessWindow are the shares that wanted to borrow for
+// at least half of it: a share whose jobs waited only moments, or that got
+// all it asked for, is not one (it may have borrowed less than others and
+// still been treated fairly), nor is a share held back by its own limit.
+// The window's index is Jain's over the contenders' borrowed GPU-hours in
+// the window divided by their weight; windows with fewer than two
+// contenders, or where they borrowed nothing, say nothing and are skipped.
+// The result is the mean of the windows' indices weighted by the
+// contenders' borrowed GPU-hours.
+//
+// Over the whole run (BorrowerJain) the index mostly measures demand: a
+// share that wanted little borrowed little, however fair the rules. Per
+// window among contenders it measures how the rules divide what several
+// shares wanted at once.
 type fairWindows struct {
 	width    time.Duration
 	weight   []float64
-	cur      time.Duration // the current window's index
-	borrowed []float64     // GPU-hours in the current window, per share
-	wanted   []bool
+	cur      time.Duration   // the current window's index
+	borrowed []float64       // GPU-hours in the current window, per share
+	wanted   []time.Duration // time each share wanted to borrow in it
 	sum, w   float64
 	windows  int
 }
 
 func newFairWindows(width time.Duration, shares []ShareResult) fairWindows {
 	f := fairWindows{width: width, cur: -1, weight: make([]float64, len(shares)),
-		borrowed: make([]float64, len(shares)), wanted: make([]bool, len(shares))}
+		borrowed: make([]float64, len(shares)), wanted: make([]time.Duration, len(shares))}
 	for i := range shares {
 		f.weight[i] = max(shares[i].Weight, 1)
 	}
@@ -86,7 +98,7 @@ func newFairWindows(width time.Duration, shares []ShareResult) fairWindows {
 }
 
 // add accounts the interval [from, to) in which share i borrowed borrow[i]
-// GPUs and wanted more when wanting[i].
+// GPUs and wanted to borrow when wanting[i].
 func (f *fairWindows) add(from, to time.Duration, borrow []int, wanting []bool) {
 	for from < to {
 		k := from / f.width
@@ -99,7 +111,7 @@ func (f *fairWindows) add(from, to time.Duration, borrow []int, wanting []bool) 
 		for i, b := range borrow {
 			f.borrowed[i] += float64(b) * dt
 			if wanting[i] {
-				f.wanted[i] = true
+				f.wanted[i] += end - from
 			}
 		}
 		from = end
@@ -111,11 +123,11 @@ func (f *fairWindows) close() {
 	var xs []float64
 	total := 0.0
 	for i, want := range f.wanted {
-		if want {
+		if want > 0 && 2*want >= f.width {
 			xs = append(xs, f.borrowed[i]/f.weight[i])
 			total += f.borrowed[i]
 		}
-		f.borrowed[i], f.wanted[i] = 0, false
+		f.borrowed[i], f.wanted[i] = 0, 0
 	}
 	if len(xs) < 2 || total <= 0 {
 		return

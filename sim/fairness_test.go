@@ -55,9 +55,9 @@ func TestBorrowerJain(t *testing.T) {
 }
 
 // TestFairWindows feeds intervals by hand: the contenders of a day are
-// the shares that wanted to borrow in it; days with fewer than two
-// contenders or nothing borrowed are skipped; intervals that cross
-// midnight are split.
+// the shares that wanted to borrow for half of it or more; days with
+// fewer than two contenders or nothing borrowed are skipped; intervals
+// that cross midnight are split.
 func TestFairWindows(t *testing.T) {
 	const day = 24 * time.Hour
 	type span struct {
@@ -78,8 +78,10 @@ func TestFairWindows(t *testing.T) {
 		{"one takes all", []float64{1, 1}, []span{{0, day, []int{8, 0}, []bool{true, true}}}, 0.5, 1},
 		{"satisfied share is no contender", []float64{1, 1, 1},
 			[]span{{0, day, []int{8, 1, 8}, []bool{true, false, true}}}, 1, 1},
-		{"contender for part of the day", []float64{1, 1},
+		{"contenders for half the day each", []float64{1, 1},
 			[]span{{0, day / 2, []int{4, 4}, []bool{true, false}}, {day / 2, day, []int{4, 4}, []bool{false, true}}}, 1, 1},
+		{"wanting for moments is no contending", []float64{1, 1, 1},
+			[]span{{0, day / 4, []int{8, 0, 8}, []bool{true, true, true}}, {day / 4, day, []int{8, 0, 8}, []bool{true, false, true}}}, 1, 1},
 		{"borrowed nothing", []float64{1, 1}, []span{{0, day, []int{0, 0}, []bool{true, true}}}, 1, 0},
 		// Day 0: both borrow 8 GPUs all day (index 1, 384 GPU-h); day 1: 8
 		// each for half the day, then a 16 alone: a 288 GPU-h, b 96, index

@@ -91,7 +91,8 @@ type runner struct {
 	lent   []int
 	// pending counts each share's pending jobs; wanting says, after the
 	// previous pass, which LEND_AND_BORROW shares have pending jobs while
-	// at or over their quota (each start would borrow).
+	// at or over their quota (each start would borrow) and below their
+	// borrow limit.
 	pending []int
 	wanting []bool
 	fair    fairWindows
@@ -579,7 +580,9 @@ func (r *runner) snapshot() {
 		r.inUse[i], r.borrow[i], r.lent[i] = su.InUse, su.Borrowed, su.Lent
 	}
 	for i := range r.wanting {
-		r.wanting[i] = r.res.Shares[i].Strategy == sched.LendAndBorrow && r.pending[i] > 0 && r.inUse[i] >= r.res.Shares[i].Quota
+		sr := &r.res.Shares[i]
+		room := sr.BorrowLimit < 0 || r.borrow[i] < sr.Quota*sr.BorrowLimit/100
+		r.wanting[i] = sr.Strategy == sched.LendAndBorrow && r.pending[i] > 0 && r.inUse[i] >= sr.Quota && room
 	}
 	if changed && r.res.Usage != nil {
 		r.res.Usage.add(r.now, r.inUse)

@@ -243,22 +243,55 @@ func TestDeterminism(t *testing.T) {
 // partitioning neither borrows nor preempts across shares.
 func TestCompareVariants(t *testing.T) {
 	cl, jobs := itpJobs(t, 3000)
+	if !cl.Sched.FairShare {
+		t.Fatal("itp.toml has fair share off")
+	}
 	vs := Variants(cl)
-	if len(vs) != 3 || vs[0].Name != VariantConfigured || vs[1].Name != VariantReserve || vs[2].Name != VariantBorrow {
+	names := []string{VariantConfigured, VariantNoFair, VariantReserve, VariantBorrow}
+	if len(vs) != len(names) {
 		t.Fatalf("variants %v", vs)
 	}
-	if !reflect.DeepEqual(vs[0].Cluster.Sched, cl.Sched) {
-		t.Error("the configured variant differs from the configuration")
+	for i, v := range vs {
+		if v.Name != names[i] {
+			t.Errorf("variant %d is %q, want %q", i, v.Name, names[i])
+		}
+	}
+	// Each variant is the configuration but for its one change.
+	want := func(change func(c *sched.Config)) sched.Config {
+		c := cl.clone().Sched
+		change(&c)
+		return c
+	}
+	for i, w := range []sched.Config{
+		cl.Sched,
+		want(func(c *sched.Config) { c.FairShare = false }),
+		want(func(c *sched.Config) {
+			for k := range c.Shares {
+				c.Shares[k].Strategy = sched.Reserve
+			}
+		}),
+		want(func(c *sched.Config) {
+			for k := range c.Shares {
+				c.Shares[k].Strategy, c.Shares[k].BorrowLimit = sched.LendAndBorrow, sched.Unlimited
+			}
+		}),
+	} {
+		if !reflect.DeepEqual(vs[i].Cluster.Sched, w) {
+			t.Errorf("variant %q: %+v", vs[i].Name, vs[i].Cluster.Sched)
+		}
+	}
+	if !reflect.DeepEqual(cl.Sched, vs[0].Cluster.Sched) {
+		t.Error("Variants changed the configuration")
 	}
 	res, err := Compare(context.Background(), vs, jobs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reserve := res[1].Totals()
+	reserve := res[2].Totals()
 	if reserve.BorrowedGPUHours != 0 || reserve.LentGPUHours != 0 || reserve.Preemptions != 0 {
 		t.Errorf("all RESERVE: borrowed %v lent %v preemptions %d", reserve.BorrowedGPUHours, reserve.LentGPUHours, reserve.Preemptions)
 	}
-	if res[2].Totals().BorrowedGPUHours <= 0 {
+	if res[3].Totals().BorrowedGPUHours <= 0 {
 		t.Error("all LEND_AND_BORROW borrowed nothing")
 	}
 	for _, r := range res {
