@@ -44,7 +44,7 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "out", Usage: "write every event as a JSON line to `FILE` (- for stdout)"},
 			&cli.BoolFlag{Name: "report", Usage: "print per-share usage, waits, preemptions and lost work (the default)"},
 			&cli.StringFlag{Name: "plot", Usage: "draw GPUs in use per share over time to `FILE` (.svg, .png, .pdf)"},
-			&cli.BoolFlag{Name: "compare", Usage: "also run the configuration with fair_share = false, with every share RESERVE and with every share LEND_AND_BORROW without limit, and compare them side by side"},
+			&cli.BoolFlag{Name: "compare", Usage: "also run the configuration with backfill = false, with fair_share = false, with every share RESERVE and with every share LEND_AND_BORROW without limit, and compare them side by side"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to `FILE` (go tool pprof)"},
 		},
 		Action: simulate,

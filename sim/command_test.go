@@ -49,6 +49,9 @@ func TestCommandCompare(t *testing.T) {
 	lines := strings.Split(out.String(), "\n")
 	head := lines[0]
 	vs := Variants(cl)
+	if len(vs) != 5 {
+		t.Errorf("%d configurations, want 5", len(vs))
+	}
 	last := -1
 	for _, v := range vs {
 		i := strings.Index(head, v.Name)

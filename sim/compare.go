@@ -21,6 +21,7 @@ type Variant struct {
 // Variant names.
 const (
 	VariantConfigured = "as configured"
+	VariantNoBackfill = "no backfill"
 	VariantNoFair     = "no fair share"
 	VariantReserve    = "all RESERVE"
 	VariantBorrow     = "all LEND_AND_BORROW, no limit"
@@ -30,6 +31,8 @@ const (
 // configured but for one change:
 //
 //   - as configured;
+//   - no backfill: [scheduler] backfill = false, no reservations (a share's
+//     first job that does not fit does not hold back later ones);
 //   - no fair share: [scheduler] fair_share = false, borrowers in
 //     submission order (FIFO);
 //   - all RESERVE: every share RESERVE (a static split: no lending, no
@@ -37,7 +40,8 @@ const (
 //   - all LEND_AND_BORROW, no limit: every share lends and borrows
 //     without a borrow limit.
 func Variants(cl Cluster) []Variant {
-	noFair, reserve, borrow := cl.clone(), cl.clone(), cl.clone()
+	noBackfill, noFair, reserve, borrow := cl.clone(), cl.clone(), cl.clone(), cl.clone()
+	noBackfill.Sched.Backfill = false
 	noFair.Sched.FairShare = false
 	for i := range reserve.Sched.Shares {
 		reserve.Sched.Shares[i].Strategy = sched.Reserve
@@ -46,6 +50,7 @@ func Variants(cl Cluster) []Variant {
 	}
 	return []Variant{
 		{Name: VariantConfigured, Cluster: cl.clone()},
+		{Name: VariantNoBackfill, Cluster: noBackfill},
 		{Name: VariantNoFair, Cluster: noFair},
 		{Name: VariantReserve, Cluster: reserve},
 		{Name: VariantBorrow, Cluster: borrow},

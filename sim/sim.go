@@ -258,6 +258,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			Submit:      Epoch.Add(tj.Submit),
 			Nodes:       tj.Nodes,
 			GPUsPerNode: tj.GPUs,
+			Walltime:    tj.Walltime,
 		}})
 		if err != nil {
 			return false, fmt.Errorf("sim: t=%s: submit job %s: %w", FormatSeconds(r.now), j.id, err)

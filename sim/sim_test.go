@@ -187,13 +187,15 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-// itpJobs is the first n jobs of the ITP trace with the example cluster.
+// itpJobs is the first n jobs of the ITP trace, with import-itp's
+// walltimes, and the example cluster.
 func itpJobs(t testing.TB, n int) (Cluster, []TraceJob) {
 	t.Helper()
 	jobs, err := ReadITP(bytes.NewReader(itpHead(t, n)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	AddWalltimes(jobs, DefaultWalltimeSeed)
 	cl, err := LoadCluster("../contrib/examples/itp.toml")
 	if err != nil {
 		t.Fatal(err)
@@ -243,11 +245,11 @@ func TestDeterminism(t *testing.T) {
 // partitioning neither borrows nor preempts across shares.
 func TestCompareVariants(t *testing.T) {
 	cl, jobs := itpJobs(t, 3000)
-	if !cl.Sched.FairShare {
-		t.Fatal("itp.toml has fair share off")
+	if !cl.Sched.FairShare || !cl.Sched.Backfill {
+		t.Fatal("itp.toml has fair share or backfill off")
 	}
 	vs := Variants(cl)
-	names := []string{VariantConfigured, VariantNoFair, VariantReserve, VariantBorrow}
+	names := []string{VariantConfigured, VariantNoBackfill, VariantNoFair, VariantReserve, VariantBorrow}
 	if len(vs) != len(names) {
 		t.Fatalf("variants %v", vs)
 	}
@@ -264,6 +266,7 @@ func TestCompareVariants(t *testing.T) {
 	}
 	for i, w := range []sched.Config{
 		cl.Sched,
+		want(func(c *sched.Config) { c.Backfill = false }),
 		want(func(c *sched.Config) { c.FairShare = false }),
 		want(func(c *sched.Config) {
 			for k := range c.Shares {
@@ -287,11 +290,11 @@ func TestCompareVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reserve := res[2].Totals()
+	reserve := res[3].Totals()
 	if reserve.BorrowedGPUHours != 0 || reserve.LentGPUHours != 0 || reserve.Preemptions != 0 {
 		t.Errorf("all RESERVE: borrowed %v lent %v preemptions %d", reserve.BorrowedGPUHours, reserve.LentGPUHours, reserve.Preemptions)
 	}
-	if res[3].Totals().BorrowedGPUHours <= 0 {
+	if res[4].Totals().BorrowedGPUHours <= 0 {
 		t.Error("all LEND_AND_BORROW borrowed nothing")
 	}
 	for _, r := range res {
@@ -377,5 +380,67 @@ func TestZeroGrace(t *testing.T) {
 	}
 	if res.End != 120*time.Second || res.Shares[1].LostGPUHours != 2*10.0/3600 || res.Shares[1].GraceGPUHours != 0 {
 		t.Errorf("end %v lost %v grace %v", res.End, res.Shares[1].LostGPUHours, res.Shares[1].GraceGPUHours)
+	}
+}
+
+// TestCompareSwitches checks on testdata/compare (its trace's comment
+// works the figures out) that the no-backfill and no-fair-share
+// configurations change what they say: without backfill the short job
+// no longer starts in front of the reserved one, and without fair share
+// a's borrowers take all of c's idle GPUs for the first day.
+func TestCompareSwitches(t *testing.T) {
+	cl, err := LoadCluster("testdata/compare/cluster.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := LoadTrace("testdata/compare/trace.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(context.Background(), Variants(cl), jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Result{}
+	for _, r := range res {
+		byName[r.Name] = r
+	}
+	waitsOf := func(r *Result, share string) []time.Duration {
+		for _, s := range r.Shares {
+			if s.Name == share {
+				return s.Waits
+			}
+		}
+		t.Fatalf("no share %s", share)
+		return nil
+	}
+	s := time.Second
+	for _, tc := range []struct {
+		variant string
+		waits   []time.Duration // e's first waits: r1, r2, then s1 and big
+	}{
+		{VariantConfigured, []time.Duration{0, 0, 3580 * s, 35990 * s}},
+		{VariantNoBackfill, []time.Duration{0, 0, 35980 * s, 37790 * s}},
+		{VariantNoFair, []time.Duration{0, 0, 3580 * s, 35990 * s}},
+	} {
+		if got := waitsOf(byName[tc.variant], "e"); !reflect.DeepEqual(got, tc.waits) {
+			t.Errorf("%s: e's waits %v, want %v", tc.variant, got, tc.waits)
+		}
+	}
+	// Without fair share a borrows c's 4 GPUs for the whole first day
+	// while b wants them too: Jain's index of (96, 0) is 1/2; the second
+	// day has one contender.
+	if r := byName[VariantNoFair]; r.WindowJain != 0.5 || r.JainWindows != 1 {
+		t.Errorf("no fair share: daily Jain %v over %d days, want 0.5 over 1", r.WindowJain, r.JainWindows)
+	}
+	if r := byName[VariantConfigured]; r.WindowJain < 0.95 || r.JainWindows != 2 {
+		t.Errorf("fair share: daily Jain %v over %d days, want a and b near even over 2", r.WindowJain, r.JainWindows)
+	}
+	// Over the whole run a and b borrowed 30 hours of 4 GPUs each either
+	// way: only the daily index tells the two apart.
+	for _, r := range res[:3] {
+		if a, b := r.Shares[0].BorrowedGPUHours, r.Shares[1].BorrowedGPUHours; a != 120 || b != 120 {
+			t.Errorf("%s: a borrowed %v GPU-h, b %v; want 120 each", r.Name, a, b)
+		}
 	}
 }
