@@ -7,6 +7,14 @@
 #   seq    N_SEQ sequential `qsub -h` processes            (sharq/slurm, higher is better)
 #   par    P parallel loops of N_PAR `qsub -h` each         (sharq/slurm, higher is better)
 #   drain  N_DRAIN one-GPU no-op jobs until the queue is empty (sharq/slurm, lower is better)
+# A shape with a count of 0 is skipped.
+# The drain is bound by CPU (a container start costs far more than a
+# submission) on a shared machine, so its wall time follows the machine's
+# load; the script also prints the load average and the CPU time per drained
+# job, which the load changes much less, from cgroup CPU accounting (v1
+# cpuacct or v2 cpu.stat): the cluster's processes (make up's daemons,
+# containerd, its shims, runc), the jobs' containers, and the user's shell
+# loops (qsub, qstat).
 # Run as root from the repository root:
 #   contrib/bench/vs-slurm.sh [N_SEQ=300] [P=16] [N_PAR=50] [N_DRAIN=200]
 # SLURM_BASELINE names the Slurm script (default ../shared/bench/slurm-baseline.sh);
@@ -18,9 +26,25 @@ baseline=${SLURM_BASELINE:-$repo/../shared/bench/slurm-baseline.sh}
 [ -f "$baseline" ] || baseline=/work/shared/bench/slurm-baseline.sh
 tmp=$(mktemp -d /tmp/sharq-vs-slurm-XXXX)
 chmod 755 "$tmp"
+
+# CPU accounting: cgroups of their own for the cluster and the user's loops;
+# the jobs' containers are in the runtime's namespace cgroup (/sharq).
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  cgroot=/sys/fs/cgroup
+  cpu_ns() { [ -f "$1/cpu.stat" ] && echo $(($(sed -n 's/^usage_usec //p' "$1/cpu.stat") * 1000)) || echo 0; }
+else
+  cgroot=/sys/fs/cgroup/cpuacct
+  cpu_ns() { cat "$1/cpuacct.usage" 2>/dev/null || echo 0; }
+fi
+cg_cluster=$cgroot/sharq-bench-cluster-$$ cg_user=$cgroot/sharq-bench-user-$$ cg_jobs=$cgroot/sharq
+mkdir -p "$cg_cluster" "$cg_user" 2>/dev/null || cg_cluster= cg_user=
+# in_cgroup CGROUP CMD...: runs CMD in CGROUP (a subshell that execs it).
+in_cgroup() { ( if [ -n "$cg_cluster" ]; then echo "$BASHPID" >"$1/cgroup.procs"; fi; exec "${@:2}" ); }
+
 cleanup() {
   [ -f "$tmp/up.pid" ] && kill -INT "$(cat "$tmp/up.pid")" 2>/dev/null && wait "$(cat "$tmp/up.pid")" 2>/dev/null || true
   rm -rf "$tmp"
+  for g in $cg_cluster $cg_user; do rmdir "$g" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 now() { date +%s.%N; }
@@ -51,7 +75,14 @@ strategy = "LEND_AND_BORROW"
 users = ["*"]
 TOML
 sed -i 's/^name = "local"$/name = "local"\ndefault_share = "bench"/' "$tmp/cluster.toml"
-"$tmp/bin/sharq-up" --repo . --bin "$tmp/bin" --config "$tmp/cluster.toml" --user sharqdemo >"$tmp/up.log" 2>&1 &
+# The node as Slurm's baseline declares it: 16 CPUs (whatever this machine
+# has), so that eight one-CPU GPU jobs run at once there as in Slurm; with
+# the node's own count (2 here) the core would run two at a time.
+sed -i '/^\[\[node\]\]/,/^\[\[share\]\]/ s/^gpus = 8$/gpus = 8\ncpus = 16/' "$tmp/cluster.toml"
+(
+  if [ -n "$cg_cluster" ]; then echo "$BASHPID" >"$cg_cluster/cgroup.procs"; fi
+  exec "$tmp/bin/sharq-up" --repo . --bin "$tmp/bin" --config "$tmp/cluster.toml" --user sharqdemo
+) >"$tmp/up.log" 2>&1 &
 echo $! >"$tmp/up.pid"
 sock=$(sed -n 's/^socket = "\(.*\)"$/\1/p' "$tmp/cluster.toml")
 export SHARQ_SOCKET=$sock
@@ -66,20 +97,31 @@ mkdir -p "$work" && chown sharqdemo: "$work"
 printf '#!/bin/sh\ntrue\n' >"$work/noop.sh"
 # Everything a user does runs in one shell as the demo user, as Slurm's
 # loops run in one shell as root.
-as_user() { setpriv --reuid=sharqdemo --regid=sharqdemo --init-groups env HOME="$work" SHARQ_SOCKET="$sock" PATH="$tmp/bin:$PATH" bash -c "cd $work && $1"; }
-
-t0=$(now); as_user "for i in \$(seq $NS); do qsub -h noop.sh; done >ids.seq"; t1=$(now)
-seq_rate=$(echo "$NS/($t1-$t0)" | bc)
-as_user 'xargs -a ids.seq -n 500 qdel'
-t0=$(now); as_user "loop() { for i in \$(seq $NP); do qsub -h noop.sh; done; }; for p in \$(seq $P); do loop >ids.par.\$p & done; wait"; t1=$(now)
-par_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
-as_user 'cat ids.par.* | xargs -n 500 qdel'
-t0=$(now)
-as_user "for i in \$(seq $ND); do qsub -l ngpus=1 noop.sh; done >ids.drain; while [ -n \"\$(qstat)\" ]; do sleep 0.1; done"
-t1=$(now)
-drain=$(echo "$t1-$t0" | bc)
+as_user() { in_cgroup "$cg_user" setpriv --reuid=sharqdemo --regid=sharqdemo --init-groups env HOME="$work" SHARQ_SOCKET="$sock" PATH="$tmp/bin:$PATH" bash -c "cd $work && $1"; }
 
 ratio() { if [ -n "${2:-}" ]; then echo "scale=2; $1/$2" | bc; else echo "-"; fi; }
-echo "sharq seq $seq_rate submissions/s  ratio $(ratio "$seq_rate" "${slurm[seq]:-}") (target >= 1.5)"
-echo "sharq par $par_rate submissions/s  ratio $(ratio "$par_rate" "${slurm[par]:-}") (target >= 2)"
-echo "sharq drain $drain s  ratio $(ratio "$drain" "${slurm[drain]:-}") (target <= 0.25)"
+if [ "$NS" -gt 0 ]; then
+  t0=$(now); as_user "for i in \$(seq $NS); do qsub -h noop.sh; done >ids.seq"; t1=$(now)
+  seq_rate=$(echo "$NS/($t1-$t0)" | bc)
+  as_user 'xargs -a ids.seq -n 500 qdel'
+  echo "sharq seq $seq_rate submissions/s  ratio $(ratio "$seq_rate" "${slurm[seq]:-}") (target >= 1.5)"
+fi
+if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
+  t0=$(now); as_user "loop() { for i in \$(seq $NP); do qsub -h noop.sh; done; }; for p in \$(seq $P); do loop >ids.par.\$p & done; wait"; t1=$(now)
+  par_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
+  as_user 'cat ids.par.* | xargs -n 500 qdel'
+  echo "sharq par $par_rate submissions/s  ratio $(ratio "$par_rate" "${slurm[par]:-}") (target >= 2)"
+fi
+if [ "$ND" -gt 0 ]; then
+  c0=$(cpu_ns "$cg_cluster") j0=$(cpu_ns "$cg_jobs") u0=$(cpu_ns "$cg_user")
+  t0=$(now)
+  as_user "for i in \$(seq $ND); do qsub -l ngpus=1 noop.sh; done >ids.drain; while [ -n \"\$(qstat)\" ]; do sleep 0.1; done"
+  t1=$(now)
+  c1=$(cpu_ns "$cg_cluster") j1=$(cpu_ns "$cg_jobs") u1=$(cpu_ns "$cg_user")
+  drain=$(echo "$t1-$t0" | bc)
+  echo "sharq drain $drain s  ratio $(ratio "$drain" "${slurm[drain]:-}") (target <= 0.25)  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  if [ -n "$cg_cluster" ]; then
+    ms() { echo "scale=1; ($2-$1)/1000000/$ND" | bc; }
+    echo "sharq drain CPU per job: cluster $(ms "$c0" "$c1") ms, job containers $(ms "$j0" "$j1") ms, qsub/qstat loops $(ms "$u0" "$u1") ms"
+  fi
+fi
