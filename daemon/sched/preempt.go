@@ -165,13 +165,22 @@ func (se *search) untake(i int) {
 // memory likewise (nominations count in full, preempting jobs not at all).
 // Each GPU counts once.
 func (se *search) room(n *node) (int, int, int64) {
-	g := n.free + n.spare
+	s := se.s
+	g := s.freeOn(n) + n.spare
 	cpu, mem := -1, int64(-1)
 	if n.cpus > 0 {
 		cpu = n.cpus - (n.usedCPU - n.leaveCPU) - n.nomCPU
 	}
 	if n.mem > 0 {
 		mem = n.mem - (n.usedMem - n.leaveMem) - n.nomMem
+	}
+	if s.masking && n.maskGen == s.maskGen {
+		if cpu >= 0 {
+			cpu -= n.maskCPU
+		}
+		if mem >= 0 {
+			mem -= n.maskMem
+		}
 	}
 	for _, i := range se.sel { // the victims taken so far
 		dg, dc, dm := gpusOn(se.cands[i], n)
@@ -281,6 +290,13 @@ func (se *search) finalOK() bool {
 }
 
 func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) bool {
+	// Free GPUs reserved for a job ahead of it are not free to it: it
+	// reclaims elsewhere rather than count them (reservation.go). Its
+	// victims' GPUs it takes whatever is reserved: reclaim comes first.
+	if s.buildMasks(p, j, sh.usage()+j.total() > sh.quota()) {
+		s.masking = true
+		defer func() { s.masking = false }()
+	}
 	var cands []*job
 	if cross {
 		for _, x := range p.shares {
@@ -347,7 +363,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 	}
 	// Fragmentation (issue 13 item 7): the victims are needed only
 	// because the free GPUs are split across nodes.
-	forFit := p.freeAvail >= j.total()
+	forFit := s.freeFor(p) >= j.total()
 	var nodes []*node
 	if j.Nodes == 1 {
 		for n := range byNode {
@@ -498,7 +514,7 @@ func (s *Scheduler) nominate(se *search) bool {
 	nm := &nomination{j: j, part: p, forFit: se.forFit}
 	waits := false // on GPUs of jobs already leaving
 	for _, n := range se.chosen {
-		avail := n.valid.andNot(n.held).andNot(n.nominated).or(n.leaving.andNot(n.nominated))
+		avail := s.avail(n).or(n.leaving.andNot(n.nominated))
 		for _, i := range se.sel {
 			v := se.cands[i]
 			for k, x := range v.anodes {

@@ -247,12 +247,26 @@ func (s *Scheduler) headroomB(sh *share, j *job) int {
 // keeps off the GPUs, CPUs and memory of every reservation ahead of j
 // whose start j would still be running at. masked says whether any did.
 func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Alloc, nodes []*node, ok, masked bool) {
-	if len(p.resvs) == 0 {
+	if !s.buildMasks(p, j, borrowing) {
 		allocs, nodes, ok = s.place(p, j)
 		return allocs, nodes, ok, false
 	}
+	s.masking = true
+	allocs, nodes, ok = s.place(p, j)
+	s.masking = false
+	return allocs, nodes, ok, true
+}
+
+// buildMasks marks on the nodes (for maskGen) the GPUs, CPUs and memory of
+// the reservations ahead of j whose start j would still be running at;
+// false when there are none.
+func (s *Scheduler) buildMasks(p *partition, j *job, borrowing bool) bool {
+	if len(p.resvs) == 0 {
+		return false
+	}
 	end := s.endFrom(j, s.now)
 	s.maskGen++
+	masked := false
 	for _, r := range p.resvs {
 		if !r.start.Before(end) || !s.binds(r, j, borrowing) {
 			continue
@@ -269,18 +283,35 @@ func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Allo
 			n.maskMem += m
 		}
 	}
-	if !masked {
-		allocs, nodes, ok = s.place(p, j)
-		return allocs, nodes, ok, false
-	}
-	s.masking = true
-	allocs, nodes, ok = s.place(p, j)
-	s.masking = false
-	return allocs, nodes, ok, true
+	return masked
 }
 
-// avail is what place may use on n: its free GPUs, less those of the
-// reservations placeBF keeps j off.
+// freeFor is p.freeAvail less the reserved GPUs the current mask keeps
+// the job off.
+func (s *Scheduler) freeFor(p *partition) int {
+	if !s.masking {
+		return p.freeAvail
+	}
+	f := p.freeAvail
+	for _, n := range p.nodes {
+		if n.maskGen == s.maskGen && n.bucket >= 0 {
+			f -= n.free - s.freeOn(n)
+		}
+	}
+	return f
+}
+
+// freeOn is n.free less the reserved GPUs the current mask keeps the job
+// off.
+func (s *Scheduler) freeOn(n *node) int {
+	if !s.masking || n.maskGen != s.maskGen || n.free == 0 {
+		return n.free
+	}
+	return s.avail(n).count()
+}
+
+// avail is what place (and a victim search) may use on n: its free GPUs,
+// less those of the reservations placeBF keeps j off.
 func (s *Scheduler) avail(n *node) gpuSet {
 	a := n.valid.andNot(n.held).andNot(n.nominated)
 	if s.masking && n.maskGen == s.maskGen {
