@@ -14,7 +14,7 @@ func (s *Scheduler) consistent() error {
 	jobs := s.sortedJobs()
 	type nodeWant struct {
 		held, nominated, leaving gpuSet
-		excl                     int
+		excl, exclNom            int
 		cpu, nomCPU, leaveCPU    int
 		mem, nomMem, leaveMem    int64
 	}
@@ -113,6 +113,9 @@ func (s *Scheduler) consistent() error {
 					return fmt.Errorf("nomination of %s: GPUs %v of %s out of range", j.ID, a.GPUs, a.Node)
 				}
 				w.nominated = w.nominated.or(g)
+				if j.Exclusive {
+					w.exclNom++
+				}
 				if nd.cpus > 0 {
 					w.nomCPU += max(1, j.CPUsPerNode)
 				}
@@ -148,11 +151,15 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("node %s: leaving %v, preempting jobs hold %v", n.cfg.Name, n.leaving.list(), w.leaving.list())
 		case n.excl != w.excl:
 			return fmt.Errorf("node %s: excl %d, Exclusive jobs on it %d", n.cfg.Name, n.excl, w.excl)
-		case n.excl > 0 && n.free != 0:
+		case n.exclNom != w.exclNom:
+			return fmt.Errorf("node %s: exclNom %d, Exclusive nominations on it %d", n.cfg.Name, n.exclNom, w.exclNom)
+		case (n.excl > 0 || n.exclNom > 0) && n.free != 0:
 			return fmt.Errorf("node %s: held by an Exclusive job, free %d", n.cfg.Name, n.free)
-		case n.excl == 0 && n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
+		case n.excl == 0 && n.exclNom == 0 && n.free != n.valid.andNot(n.held).andNot(n.nominated).count():
 			return fmt.Errorf("node %s: free %d", n.cfg.Name, n.free)
-		case n.spare != n.leaving.andNot(n.nominated).count():
+		case n.exclNom > 0 && n.spare != 0:
+			return fmt.Errorf("node %s: an Exclusive preemptor's, spare %d", n.cfg.Name, n.spare)
+		case n.exclNom == 0 && n.spare != n.leaving.andNot(n.nominated).count():
 			return fmt.Errorf("node %s: spare %d", n.cfg.Name, n.spare)
 		case n.cpus > 0 && w.cpu > n.cpus, n.mem > 0 && w.mem > n.mem:
 			return fmt.Errorf("node %s: its jobs hold %d CPUs and %d bytes; it has %d and %d", n.cfg.Name, w.cpu, w.mem, n.cpus, n.mem)

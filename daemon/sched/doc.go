@@ -19,7 +19,7 @@
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see
 // state.go), exclusive.go (place=excl: alone on idle nodes, charged
-// what it asks for, never preempts), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// what it asks for, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart), arrays.go, fairshare.go (decayed usage;
 // under Config.FairShare the borrowers of a partition go one job at a time
 // by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2) /

@@ -22,24 +22,73 @@ package sched
 // Preemption: an Exclusive job is a victim like any other (its requested
 // GPUs decide whether its share is over quota), and preempting it frees its
 // whole node: a preemptor's search counts the blocked GPUs as the victim's
-// (gpusOn), and while it leaves they are all spare. An Exclusive job never
-// preempts: it waits until enough nodes are idle, with ReasonNoIdleNodes
-// (choosing every job of a node as victims is a different search; not
-// done).
+// (gpusOn), and while it leaves they are all spare. An Exclusive job
+// preempts by the same rules as any job (cross-share reclaim, in-share
+// preemption), but a node fits it only when every job on it is a victim or
+// already leaving and no other preemptor is nominated there (fitsOn); its
+// nomination then blocks the whole node (n.exclNom: nothing is placed
+// there and none of it is spare for other preemptors) until it starts.
+// When no such node set exists it waits with ReasonNoIdleNodes.
 
 // idle says whether n has nothing on it: no job, no nomination, nothing
 // leaving.
 func (n *node) idle() bool {
-	return len(n.jobs) == 0 && n.excl == 0 && n.nominated.isEmpty() && n.leaving.isEmpty()
+	return len(n.jobs) == 0 && n.excl == 0 && n.exclNom == 0 && n.nominated.isEmpty() && n.leaving.isEmpty()
 }
 
 // takes says whether exclusivity lets j be placed on n now: an Exclusive
-// job needs an idle node, any other job a node no Exclusive job holds.
+// job needs an idle node, any other job a node no Exclusive job holds or
+// is nominated on.
 func (n *node) takes(j *job) bool {
 	if j.Exclusive {
 		return n.idle()
 	}
-	return n.excl == 0
+	return n.excl == 0 && n.exclNom == 0
+}
+
+// clearFor says whether an Exclusive preemptor's search may count n as
+// fitting: every job on it is taken as a victim or already leaving, and
+// all its GPUs are in the room (none nominated for another preemptor).
+func (se *search) clearFor(n *node, g int) bool {
+	if g < n.valid.count() || n.exclNom > 0 {
+		return false
+	}
+	for _, v := range n.jobs {
+		if v.state == Preempting {
+			continue
+		}
+		i, ok := se.candIdx(v)
+		if !ok || !se.taken[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// candIdx is v's position among the search's candidates.
+func (se *search) candIdx(v *job) (int, bool) {
+	if se.pos == nil {
+		se.pos = make(map[*job]int, len(se.cands))
+		for i, c := range se.cands {
+			se.pos[c] = i
+		}
+	}
+	i, ok := se.pos[v]
+	return i, ok
+}
+
+// nominatedWait decides, for an Exclusive preemptor's nominated node,
+// whether it may start there (ok) and whether it must wait: only once
+// every job on it has exited; a job there that is not leaving ends the
+// nomination.
+func (n *node) nominatedWait() (ok, wait bool) {
+	for _, v := range n.jobs {
+		if v.state != Preempting && v.state != Killing {
+			return false, false
+		}
+		wait = true
+	}
+	return true, wait
 }
 
 // exclLeaving says whether every Exclusive job holding n is being

@@ -213,6 +213,9 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 		rc, rm := n.reqOn(j)
 		n.nomCPU -= rc
 		n.nomMem -= rm
+		if j.Exclusive {
+			n.exclNom--
+		}
 		s.nodeRefresh(n)
 	}
 	for _, v := range nm.victims {
@@ -252,6 +255,11 @@ func (s *Scheduler) startNominated(p *partition) {
 			case !n.held.and(g).isEmpty() || n.excl > 0:
 				wait = true // an Exclusive victim leaves its whole node at once
 			}
+			if j.Exclusive {
+				// Alone on it: only once everything there has exited.
+				o, w := n.nominatedWait()
+				ok, wait = ok && o, wait || w
+			}
 		}
 		// Starting elsewhere must keep the share within its quota while its
 		// own victims (in-share preemption) are still leaving.
@@ -279,6 +287,9 @@ func (s *Scheduler) startNominated(p *partition) {
 			rc, rm := n.reqOn(j)
 			n.nomCPU -= rc
 			n.nomMem -= rm
+			if j.Exclusive {
+				n.exclNom--
+			}
 		}
 		s.shareAdd(j.share, 0, 0, -j.total())
 		s.userAdd(j, -1, j.total(), true)

@@ -17,13 +17,16 @@ func (s *Scheduler) nodeRefresh(n *node) {
 	}
 	n.prof.gen = 0 // its release profile changes with it
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
-	if n.excl > 0 {
+	if n.excl > 0 || n.exclNom > 0 {
 		n.free = 0 // an Exclusive job keeps the rest (exclusive.go)
 	}
 	if p != nil {
 		p.spare -= n.spare
 	}
 	n.spare = n.leaving.andNot(n.nominated).count()
+	if n.exclNom > 0 {
+		n.spare = 0 // all of it is the Exclusive preemptor's
+	}
 	if p != nil {
 		p.spare += n.spare
 	}

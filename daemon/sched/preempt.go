@@ -19,6 +19,8 @@ import "sort"
 //     may end over its quota only if it is LEND_AND_BORROW and within its
 //     borrow limit.
 //   - A job whose request exceeds its share's quota never preempts.
+//   - An Exclusive job (place=excl) takes a node only when every job on it
+//     is a victim or already leaving (exclusive.go).
 //   - Non-RESERVE shares together never hold more than the partition's pool
 //     (capacity minus RESERVE quotas), so RESERVE shares' idle quota is never
 //     used by others; a within-quota job whose start would break this
@@ -59,8 +61,8 @@ import "sort"
 // request at least as large.
 func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 	g := j.total()
-	if g > sh.quota() || g == 0 || j.Exclusive {
-		return false // an Exclusive job waits for idle nodes (exclusive.go)
+	if g > sh.quota() || g == 0 {
+		return false
 	}
 	within := sh.usage()+g <= sh.quota()
 	if within && !sh.failCross.covers(j) {
@@ -103,7 +105,8 @@ type search struct {
 	by     map[*share]int // GPUs taken from each share
 	sel    []int          // taken candidates, in the order taken
 	chosen []*node
-	forFit bool // free GPUs hold the job in total, not on its nodes
+	forFit bool         // free GPUs hold the job in total, not on its nodes
+	pos    map[*job]int // candidate positions (Exclusive preemptors; candIdx)
 }
 
 type cost struct {
@@ -202,13 +205,19 @@ func (se *search) fits(g, cpu int, mem int64) bool {
 	return fitsCPU(se.j, cpu, mem)
 }
 
+// fitsOn is fits on node n: an Exclusive preemptor needs n clear of
+// everything but its victims (clearFor).
+func (se *search) fitsOn(n *node, g, cpu int, mem int64) bool {
+	return se.fits(g, cpu, mem) && (!se.j.Exclusive || se.clearFor(n, g))
+}
+
 // evalNode finds the victims n needs (beyond those already taken), without
 // keeping them taken.
 func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 	g, cpu, mem := se.room(n)
 	var local []int
 	for _, i := range onNode {
-		if se.fits(g, cpu, mem) {
+		if se.fitsOn(n, g, cpu, mem) {
 			break
 		}
 		if se.taken[i] || !se.canTake(i) {
@@ -219,15 +228,17 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 		dg, dc, dm := gpusOn(se.cands[i], n)
 		g, cpu, mem = g+dg, cpu+dc, mem+dm
 	}
-	ok := se.fits(g, cpu, mem)
+	ok := se.fitsOn(n, g, cpu, mem)
 	if ok {
 		for k := len(local) - 1; k >= 0; k-- {
 			i := local[k]
 			dg, dc, dm := gpusOn(se.cands[i], n)
-			if se.fits(g-dg, cpu-dc, mem-dm) {
-				se.untake(i)
+			se.untake(i)
+			if se.fitsOn(n, g-dg, cpu-dc, mem-dm) {
 				g, cpu, mem = g-dg, cpu-dc, mem-dm
 				local = append(local[:k], local[k+1:]...)
+			} else {
+				se.take(i)
 			}
 		}
 	}
@@ -249,7 +260,7 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 
 func (se *search) chosenFit() bool {
 	for _, n := range se.chosen {
-		if !se.fits(se.room(n)) {
+		if g, cpu, mem := se.room(n); !se.fitsOn(n, g, cpu, mem) {
 			return false
 		}
 	}
@@ -542,6 +553,9 @@ func (s *Scheduler) nominate(se *search) bool {
 		rc, rm := n.reqOn(j)
 		n.nomCPU += rc
 		n.nomMem += rm
+		if j.Exclusive {
+			n.exclNom++ // the whole node is its (exclusive.go)
+		}
 	}
 	sel := append([]int(nil), se.sel...)
 	sort.Ints(sel)

@@ -602,10 +602,23 @@ func (w *world) checkLiveness() {
 			}
 		}
 	}
+	// An Exclusive job has room on a node only where every job is a pure
+	// borrower's (reclaim frees it whole).
+	clear := map[string]bool{}
+	for n := range room {
+		clear[n] = true
+	}
+	for _, id := range w.jobsIn(Running) {
+		info, _ := w.s.Job(id)
+		if sc := w.shareCfg(info.Job.Share); sc.Strategy != LendAndBorrow || sc.GPUs != 0 {
+			for _, a := range info.Allocs {
+				clear[a.Node] = false
+			}
+		}
+	}
 	for _, id := range w.ids {
 		info, ok := w.s.Job(id)
-		// Exclusive jobs never preempt: they wait for idle nodes.
-		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 || info.Job.Exclusive {
+		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 {
 			continue
 		}
 		g := info.Job.GPUsPerNode
@@ -628,6 +641,12 @@ func (w *world) checkLiveness() {
 			continue
 		}
 		for n, r := range room {
+			if info.Job.Exclusive {
+				if !clear[n] {
+					continue
+				}
+				r = size[n]
+			}
 			if r >= g && size[n] >= g && info.Reason != ReasonPriority && !(w.walls && info.Reason == ReasonBackfillWouldDelay) {
 				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim\n%s",
 					id, g, u.Share, u.InUse, u.Quota, info.Reason, n, w.dump())

@@ -184,6 +184,7 @@ type node struct {
 	repMem     int64  // the memory NodeUp reported (0: none)
 	jobs       []*job // jobs holding GPUs (or CPUs) here
 	excl       int    // Exclusive jobs holding it: while > 0 nothing else is placed here and free is 0
+	exclNom    int    // Exclusive preemptors nominated here: likewise, and no GPU of it is spare
 	bucket     int    // free-count bucket, -1 when not usable
 	capCounted int    // GPUs counted in part.capUsable
 
