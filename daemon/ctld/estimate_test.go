@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 )
 
 const oneReserveShare = `
@@ -85,5 +86,18 @@ func TestQstatShowsEstimate(t *testing.T) {
 	}
 	if e := doc.Jobs[big].Estimated; e == nil || !e.StartTime.Equal(j.Estimated.StartTime) || len(e.Allocs) != 1 || e.Allocs[0].Node != "n2" {
 		t.Errorf("JSON estimate %+v, want %+v", e, j.Estimated)
+	}
+
+	// qalter -l walltime reaches the core, which plans with it.
+	wall := 5 * time.Minute
+	if resp := callAs(tc.ctl, alice, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: big, Walltime: &wall}}); resp.Error != nil {
+		t.Fatalf("qalter: %v", resp.Error)
+	}
+	var coreWall time.Duration
+	if err := tc.ctl.do(bgctx, func() {
+		info, _ := tc.ctl.core.Job(sched.JobID(big))
+		coreWall = info.Job.Walltime
+	}); err != nil || coreWall != wall {
+		t.Errorf("core walltime %v (%v), want %v", coreWall, err, wall)
 	}
 }

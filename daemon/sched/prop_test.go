@@ -180,7 +180,11 @@ func (w *world) step(nodeEvents bool) {
 		if pre := w.preemptors(); len(pre) > 0 {
 			id := rapid.SampledFrom(pre).Draw(w.t, "apj")
 			info, _ := w.s.Job(id)
-			w.apply(JobAltered{ID: id, Priority: info.Job.Priority})
+			wall := info.Job.Walltime
+			if w.walls {
+				wall = time.Duration(rapid.SampledFrom([]int{0, 1, 10}).Draw(w.t, "newWall")) * time.Second // qalter -l walltime
+			}
+			w.apply(JobAltered{ID: id, Priority: info.Job.Priority, Walltime: wall})
 		}
 	case "hold":
 		if len(w.ids) > 0 {
@@ -329,6 +333,11 @@ func (w *world) reload() {
 		drawUserRules(w.t, sh)
 	}
 	cfg.FairShare = rapid.Bool().Draw(w.t, "newFairShare")
+	if w.walls {
+		// [scheduler] backfill and default_walltime may change on a reload.
+		cfg.Backfill = rapid.Bool().Draw(w.t, "newBackfill")
+		cfg.Partitions[0].DefaultWalltime = time.Duration(rapid.SampledFrom([]int{0, 5, 20}).Draw(w.t, "newDefaultWall")) * time.Second
+	}
 	if err := validate(cfg); err != nil {
 		return // a configuration the controller would refuse
 	}
