@@ -44,7 +44,8 @@
 // Schedule once, and carries
 // the plan out by scheduling the matching future events (a binary heap
 // ordered by time, kind and insertion). Jobs submitted at the same time go
-// in file order (Seq is the trace line). A preempted job stops working at
+// in file order (a job's Seq, its submission order for the core, is its
+// rank by submission time, then trace line). A preempted job stops working at
 // SIGTERM and holds its GPUs for its grace time; it keeps the work saved by
 // then (all of it, or with checkpoint_s only up to its last checkpoint) and
 // is requeued with the rest. The core runs single-threaded per simulation;

@@ -57,8 +57,9 @@ const (
 type simJob struct {
 	tj        *TraceJob
 	id        sched.JobID
-	share     int // index in the cluster's shares
-	gpus      int // total
+	share     int    // index in the cluster's shares
+	seq       uint64 // rank in submission order (time, then line), from 1
+	gpus      int    // total
 	grace     time.Duration
 	phase     jobPhase
 	gen       uint32        // run generation: stale finish events carry an older one
@@ -159,7 +160,10 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 		return cmp.Compare(ja.Line, jb.Line)
 	})
 	r.q.h = make([]event, 0, len(jobs))
-	for _, i := range order {
+	for rank, i := range order {
+		// The core's submission order is the order of submission times,
+		// as job numbers are, whatever order the rows come in.
+		r.jobs[i].seq = uint64(rank + 1)
 		r.q.push(event{t: r.jobs[i].tj.Submit, kind: evSubmit, job: i})
 	}
 	for i := range opt.Actions {
@@ -254,7 +258,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			ID:          j.id,
 			Share:       tj.Share,
 			Priority:    tj.Priority,
-			Seq:         uint64(tj.Line),
+			Seq:         j.seq,
 			Submit:      Epoch.Add(tj.Submit),
 			Nodes:       tj.Nodes,
 			GPUsPerNode: tj.GPUs,

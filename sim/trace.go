@@ -17,7 +17,7 @@ import (
 
 // TraceJob is one row of a trace.
 type TraceJob struct {
-	Line     int           // 1-based line of the row in the file; the job's Seq
+	Line     int           // 1-based line of the row in the file; orders jobs submitted at the same time
 	Submit   time.Duration // submit_s, from the trace's time origin
 	ID       string        // job
 	Share    string        // share
