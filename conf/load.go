@@ -151,6 +151,7 @@ func (l *loader) config(doc map[string]any) *Config {
 		cfg.Shares = append(cfg.Shares, s.Share)
 	}
 	l.checkQuotas(parts, nodes, shares)
+	l.checkFairKeys(cfg.Scheduler, shares)
 	if d := cfg.Cluster.DefaultShare; d != "" && cfg.Share(d) == nil {
 		var names []string
 		for _, s := range cfg.Shares {

@@ -145,6 +145,21 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 	return out
 }
 
+// checkFairKeys warns of fair share keys that do nothing because
+// [scheduler] fair_share is false.
+func (l *loader) checkFairKeys(sc Scheduler, shares []*shareBlock) {
+	if sc.FairShare {
+		return
+	}
+	for _, s := range shares {
+		for _, k := range []string{"fair_weight", "fair_share_users"} {
+			if s.t.has(k) {
+				s.t.warnf(k, "has no effect: [scheduler] fair_share is false")
+			}
+		}
+	}
+}
+
 // Bounds of the fair share and per-user keys of a [[share]].
 const (
 	MaxFairWeight   = 1 << 20
