@@ -257,12 +257,12 @@ func (r *Runtime) Stop(ctx context.Context, jobID string, grace time.Duration) e
 	if exited(p) {
 		return nil // it ended on its own: its status stays its own
 	}
+	r.signal(p, unix.SIGTERM) // before the KILL is armed: a zero grace still sends TERM first
 	r.mu.Lock()
 	if p.kill == nil {
 		p.kill = time.AfterFunc(grace, func() { r.signal(p, unix.SIGKILL) })
 	}
 	r.mu.Unlock()
-	r.signal(p, unix.SIGTERM)
 	r.log.Info("job stopping", "job", jobID, "grace", grace)
 	return nil
 }
