@@ -2,6 +2,7 @@ package noded
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,5 +229,28 @@ func mustMkdirOwned(t *testing.T, dir string, uid int) {
 	}
 	if err := os.Chown(dir, uid, uid); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkPrepareSpec measures what sharqd does on the disk before each
+// container start: the job's node directory, script, node file and
+// checkpoint directory, then its record (store.save).
+func BenchmarkPrepareSpec(b *testing.B) {
+	dir := b.TempDir()
+	st := store{dir: dir}
+	inv := []api.GPU{{Index: 0, Device: "/dev/null"}}
+	i := 0
+	for b.Loop() {
+		i++
+		o := &api.StartOrder{Image: "img", GPUs: []int{0}, Job: api.Job{
+			ID: fmt.Sprintf("%d.bench", i), WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/o",
+			Owner: api.Owner{UID: 1000, GID: 1000}, Script: "#!/bin/sh\ntrue\n",
+		}}
+		if _, err := prepareSpec(o, specInput{Node: "n1", GPUs: inv, JobDir: st.jobDir(o.Job.ID), CheckpointRoot: filepath.Join(dir, "ckpt")}); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.save(&jobRecord{JobID: o.Job.ID, Started: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
