@@ -22,8 +22,8 @@
 // what it asks for, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart), arrays.go, fairshare.go (decayed usage;
 // under Config.FairShare the borrowers of a partition go one job at a time
-// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2) /
-// weight instead of submission order; Usage and UsageRestored carry the
+// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2 -
+// the next borrower's GPUs × its wait) / weight instead of submission order; Usage and UsageRestored carry the
 // usage over a restart), userlimits.go (max running jobs and GPUs per user
 // in a share) and usercursor.go (a share's queue per user, merged in a
 // pass by queue order or by the users' fair keys). Nodes start down; NodeUp makes

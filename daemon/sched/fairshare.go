@@ -20,15 +20,19 @@ import (
 // With Config.FairShare, phase 2 of a pass (the jobs that must borrow)
 // takes one job at a time from the share with the lowest fair key
 //
-//	(U + b·H/ln 2) / w
+//	(U + b·H/ln 2 - g·t) / w
 //
 // U being the share's decayed borrowed GPU-seconds, b the GPUs it borrows
-// now (jobs started in this pass included), H the half-life and w its
-// FairWeight (default its quota, at least 1). H/ln 2 is the mean life of
-// usage: b·H/ln 2 is the decayed usage that borrowing b GPUs for ever comes
-// to, so what a share holds now and what it used recently weigh alike. A
-// share that borrowed much recently thus yields the idle GPUs to one that
-// did not, and shares that borrow alike alternate job by job. A borrower
+// now (jobs started in this pass included), H the half-life, w its
+// FairWeight (default its quota, at least 1), and g·t the wait credit of
+// the share's next borrower: its GPUs times the seconds it has waited since
+// it became eligible, the time it ran before a preemption not counted. H/ln 2 is the mean life of usage: b·H/ln 2 is the decayed
+// usage that borrowing b GPUs for ever comes to, so what a share holds now
+// and what it used recently weigh alike. A share that borrowed much
+// recently thus yields the idle GPUs to one that did not, and shares that
+// borrow alike alternate job by job. The wait credit (Slurm's age factor,
+// in the same GPU-seconds: time denied counts against time used) keeps a
+// heavy borrower's large job from being starved by a stream of others'. A borrower
 // blocked for room claims its GPUs of the lendable pool as in submission
 // order, so a large job of the share whose turn it is is not starved by
 // small jobs of others; these wait with ReasonFairShare. Phase 1 (jobs
@@ -38,7 +42,9 @@ import (
 // With FairShareUsers on a share, its jobs are taken by priority, then by
 // their user's fair key (U_user + g_user·H/ln 2), U_user the user's decayed
 // GPU-seconds in the share and g_user the GPUs the user holds there now,
-// then in submission order (usercursor.go).
+// then in submission order (usercursor.go). There is no wait credit among
+// users: a share's pass goes down its queue anyway, and a blocked job of
+// the share holds back the ones behind it.
 
 // Bounds on the configuration.
 const (
@@ -196,6 +202,29 @@ func (s *Scheduler) userKey(sh *share, user string) float64 {
 		g = us.gpus + us.nomGPUs
 	}
 	return used + float64(float64(g)*s.meanLife())
+}
+
+// waitCredit is what a share's candidate borrower has waited, in GPU-seconds
+// per weight: its GPUs times the time it has waited (waitedNow). It is
+// taken off the share's fair key, so that a heavy borrower's job is not
+// starved by a stream of others' (Slurm's age factor, in fair share's
+// units: GPU-seconds denied count against GPU-seconds used).
+func (s *Scheduler) waitCredit(sh *share, j *job) float64 {
+	w := j.waitedNow(s.now).Seconds()
+	if w <= 0 {
+		return 0
+	}
+	return float64(w*float64(j.total())) / float64(sh.weight())
+}
+
+// waitedNow is how long j has waited in all at now: its earlier waits and
+// the current one.
+func (j *job) waitedNow(now time.Time) time.Duration {
+	w := j.waited
+	if !j.readyAt.IsZero() && now.After(j.readyAt) {
+		w += now.Sub(j.readyAt)
+	}
+	return w
 }
 
 // weight is the share's fair weight: FairWeight, else its quota, at least 1.

@@ -133,3 +133,67 @@ func TestUsageKeptAcrossReload(t *testing.T) {
 		t.Fatalf("after renaming back: x %v", x)
 	}
 }
+
+// TestWaitCreditKeptAcrossReload: the wait credit counts from when a job
+// first became eligible (its submission, or the pass before it when it was
+// submitted since), and a reload, which re-queues every pending job, keeps
+// it.
+func TestWaitCreditKeptAcrossReload(t *testing.T) {
+	s := fairCore(t)
+	if err := s.Apply(Submitted{Job: Job{ID: "own", Share: "own", Seq: 1, Nodes: 1, GPUsPerNode: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Submitted{Job: Job{ID: "big", Share: "x", Seq: 2, Submit: scBase, Nodes: 1, GPUsPerNode: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Schedule(scBase.Add(time.Second))
+	if err := s.Apply(Submitted{Job: Job{ID: "later", Share: "x", Seq: 3, Submit: scBase, Nodes: 1, GPUsPerNode: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Schedule(scBase.Add(time.Hour))
+	if err := s.Apply(ConfigReplaced{Config: cloneConfig(s.cfg)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Schedule(scBase.Add(2 * time.Hour))
+	big, later := s.jobs["big"], s.jobs["later"]
+	if big == nil || later == nil || big.state != Pending || later.state != Pending {
+		t.Fatalf("big %+v later %+v: both should wait", big, later)
+	}
+	if !big.readyAt.Equal(scBase) {
+		t.Errorf("big became eligible at %v, want %v (its submission)", big.readyAt, scBase)
+	}
+	if want := scBase.Add(time.Second); !later.readyAt.Equal(want) {
+		t.Errorf("later became eligible at %v, want %v (the pass before it came)", later.readyAt, want)
+	}
+	if c := s.waitCredit(big.share, big); c != 2*3600*8 {
+		t.Errorf("wait credit %v, want %v", c, 2*3600*8)
+	}
+}
+
+// TestWaitCreditSkipsRunTime: a borrower preempted after running an hour
+// comes back with the wait it had before it started, not the hour it ran.
+func TestWaitCreditSkipsRunTime(t *testing.T) {
+	s := fairCore(t)
+	if err := s.Apply(Submitted{Job: Job{ID: "b", Share: "x", Seq: 1, Submit: scBase, Nodes: 1, GPUsPerNode: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Schedule(scBase.Add(10 * time.Second)) // waited 10 s, starts
+	if err := s.Apply(Submitted{Job: Job{ID: "o", Share: "own", Seq: 2, Nodes: 1, GPUsPerNode: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.Schedule(scBase.Add(time.Hour)); len(p.Preempts) != 1 || p.Preempts[0].Victim != "b" {
+		t.Fatalf("preempts %v", p.Preempts)
+	}
+	if err := s.Apply(Exited{ID: "b", ExitStatus: 271}); err != nil {
+		t.Fatal(err)
+	}
+	s.Schedule(scBase.Add(time.Hour + time.Second))
+	b := s.jobs["b"]
+	at := scBase.Add(time.Hour + 101*time.Second)
+	s.now = at
+	// Its exit was applied after the pass at 1 h: its new wait counts from
+	// that pass.
+	if b.state != Pending || b.waitedNow(at) != 111*time.Second {
+		t.Fatalf("b %v: waited %v, want 111s (10 s before its start, 101 s since the pass before its requeue)", b.state, b.waitedNow(at))
+	}
+}

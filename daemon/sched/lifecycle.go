@@ -1,5 +1,7 @@
 package sched
 
+import "time"
+
 // start places j (for an array entry: its next subjob) on allocs and
 // reports the Start.
 func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
@@ -29,6 +31,10 @@ func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
 			parent.arr.pendingSub--
 		}
 	}
+	// The wait so far stays the job's (fair share's wait credit); a new
+	// one begins if it comes back to the queue.
+	t.waited = j.waitedNow(s.now)
+	t.readyAt = time.Time{}
 	t.state = Running
 	t.allocs, t.anodes, t.started = allocs, nodes, s.now
 	t.startGen = s.gen

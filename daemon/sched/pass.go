@@ -139,7 +139,10 @@ func (s *Scheduler) pass(p *partition) {
 	// key first (fairshare.go), else by submission order.
 	h = shareHeap{key: func(sh *share) heapKey { return heapKey{seq: s.cand2(sh).Seq} }}
 	if s.cfg.FairShare {
-		h.key = func(sh *share) heapKey { return heapKey{fair: s.fairKey(sh), seq: s.cand2(sh).Seq} }
+		h.key = func(sh *share) heapKey {
+			j := s.cand2(sh)
+			return heapKey{fair: s.fairKey(sh) - s.waitCredit(sh, j), seq: j.Seq}
+		}
 	}
 	for _, sh := range scan {
 		if s.next2(sh) {

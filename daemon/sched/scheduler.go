@@ -214,6 +214,12 @@ func (s *Scheduler) refresh(j *job) {
 	}
 	if !j.inReady {
 		j.inReady = true
+		if j.readyAt.IsZero() { // eligible (Slurm's EligibleTime), or back after a preemption
+			j.readyAt = j.Submit
+			if s.now.After(j.Submit) {
+				j.readyAt = s.now // the last pass's time: it became eligible since
+			}
+		}
 		j.share.q.insert(j)
 		s.setReason(j, ReasonPriority)
 	}

@@ -27,6 +27,8 @@ type job struct {
 	neverFits bool   // the core set HoldSystem: the request can never fit
 	nfReason  Reason // why, while neverFits
 	scanGen   uint64
+	readyAt   time.Time     // when its current wait began (zero while it runs)
+	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
 
 	// arrays
 	arr    *arrayState // the array entry itself
