@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,5 +71,56 @@ func TestBoundITP(t *testing.T) {
 		if f := r.OfBound(); f <= 0 || f > 1 {
 			t.Errorf("%s: %v of the bound", r.Name, f)
 		}
+	}
+}
+
+// TestBoundProperty: on random traces (seeded) over testdata/compare's
+// cluster, no configuration of Compare ends before the bound's end or
+// keeps more useful work per GPU-hour than the bound allows.
+func TestBoundProperty(t *testing.T) {
+	cl, err := LoadCluster(filepath.Join("testdata", "compare", "cluster.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shares := []string{"a", "b", "c", "d", "e"}
+	rng := rand.New(rand.NewPCG(14, 5))
+	checked := 0
+	for trial := range 20 {
+		var b strings.Builder
+		b.WriteString("submit_s,job,share,priority,gpus,duration_s,nodes,walltime_s\n")
+		n := 5 + rng.IntN(40)
+		for i := range n {
+			// At most 4 GPUs in all, every share's quota: each job can
+			// start under every configuration.
+			gpus, nodes := 1+rng.IntN(4), 1
+			if rng.IntN(5) == 0 {
+				gpus, nodes = 1+rng.IntN(2), 2
+			}
+			dur := 1 + rng.IntN(5000)
+			fmt.Fprintf(&b, "%d,j%d,%s,%d,%d,%d,%d,%d\n", rng.IntN(3000), i, shares[rng.IntN(len(shares))],
+				rng.IntN(3)*100, gpus, dur, nodes, dur+rng.IntN(5000))
+		}
+		jobs, err := DecodeTrace(strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := WorkConservingBound(jobs, &cl)
+		res, err := Compare(context.Background(), Variants(cl), jobs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Totals().NeverStarted > 0 {
+				continue // the bound counts jobs that fit their partition; a share may still never reach them
+			}
+			checked++
+			if r.End < bound.End || r.UsefulUtilization() > bound.Utilization+1e-9 {
+				t.Errorf("trial %d, %s: end %v utilization %v beat the bound (end %v, %v):\n%s", trial, r.Name,
+					r.End, r.UsefulUtilization(), bound.End, bound.Utilization, b.String())
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d of 100 runs had every job start: the test checks little", checked)
 	}
 }
