@@ -135,7 +135,10 @@ func gpusOn(v *job, n *node) (int, int, int64) {
 	for i, x := range v.anodes {
 		if x == n {
 			c, m := n.reqOn(v)
-			return v.keeps(i).count(), c, m // an Exclusive victim frees its whole node
+			if v.Exclusive {
+				return v.keeps(i).count(), c, m // an Exclusive victim frees its whole node
+			}
+			return len(v.allocs[i].GPUs), c, m
 		}
 	}
 	return 0, 0, 0
@@ -233,12 +236,19 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 		for k := len(local) - 1; k >= 0; k-- {
 			i := local[k]
 			dg, dc, dm := gpusOn(se.cands[i], n)
-			se.untake(i)
-			if se.fitsOn(n, g-dg, cpu-dc, mem-dm) {
+			var fit bool
+			if se.j.Exclusive {
+				// clearFor reads what is taken: ask with i put back.
+				se.untake(i)
+				if fit = se.fitsOn(n, g-dg, cpu-dc, mem-dm); !fit {
+					se.take(i)
+				}
+			} else if fit = se.fits(g-dg, cpu-dc, mem-dm); fit {
+				se.untake(i)
+			}
+			if fit {
 				g, cpu, mem = g-dg, cpu-dc, mem-dm
 				local = append(local[:k], local[k+1:]...)
-			} else {
-				se.take(i)
 			}
 		}
 	}
