@@ -159,11 +159,15 @@ func BenchmarkFullPassFairShare(b *testing.B) {
 // not the fragmented free GPUs: each share's first one reserves (50
 // reservations computed per pass over all the nodes), the others are
 // tried around the reservations. It reports the reservations a pass
-// keeps.
+// keeps. fair=true also turns fair share on, as the configuration's
+// defaults do.
 func BenchmarkBackfillPass(b *testing.B) {
-	for _, sz := range []struct{ nodes, pending int }{{100, 10000}, {1000, 10000}, {1000, 100000}} {
-		b.Run(fmt.Sprintf("nodes=%d/pending=%d", sz.nodes, sz.pending), func(b *testing.B) {
-			c := newReservedCluster(b, sz.nodes, sz.pending)
+	for _, sz := range []struct {
+		nodes, pending int
+		fair           bool
+	}{{100, 10000, false}, {1000, 10000, false}, {1000, 100000, false}, {1000, 100000, true}} {
+		b.Run(fmt.Sprintf("nodes=%d/pending=%d/fair=%v", sz.nodes, sz.pending, sz.fair), func(b *testing.B) {
+			c := newReservedCluster(b, sz.nodes, sz.pending, sz.fair)
 			runtime.GC()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -177,8 +181,8 @@ func BenchmarkBackfillPass(b *testing.B) {
 	}
 }
 
-func newReservedCluster(b *testing.B, nodes, pending int) *benchCluster {
-	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true}
+func newReservedCluster(b *testing.B, nodes, pending int, fair bool) *benchCluster {
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true, FairShare: fair}
 	for i := 0; i < nodes; i++ {
 		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
 	}
