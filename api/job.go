@@ -29,7 +29,7 @@ type Resources struct {
 	GPUsPerNode int           `json:"gpus_per_node"` // ngpus
 	CPUsPerNode int           `json:"cpus_per_node,omitempty"`
 	MemPerNode  int64         `json:"mem_per_node,omitempty"` // bytes
-	Walltime    time.Duration `json:"walltime,omitempty"`     // 0: the partition's max_walltime
+	Walltime    time.Duration `json:"walltime,omitempty"`     // 0: the partition's default_walltime
 	// MPIProcs is the MPI ranks per node: each node's line count in
 	// PBS_NODEFILE (0: one). OMPThreads is OMP_NUM_THREADS (0: NCPUS over
 	// the ranks, when ncpus is given).
