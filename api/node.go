@@ -102,6 +102,9 @@ type RunningJob struct {
 	Run        int    `json:"run"` // which run of the job (its preemption count at start)
 	Exited     bool   `json:"exited"`
 	ExitStatus int    `json:"exit_status"`
+	// Error (exited) is why it ended, if not by itself (OOM killed,
+	// walltime, a lost session), as JobStateMsg.Error.
+	Error string `json:"error,omitempty"`
 }
 
 // JobStateMsg reports a change of a job on a node.

@@ -313,6 +313,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		if j.CheckpointNode != "" {
 			attr("checkpoint_node", j.CheckpointNode)
 		}
+		if j.Interactive {
+			attr("interactive", "True") // PBS's attribute
+		}
 		if len(j.Command) > 0 {
 			attr("command", shellQuote(j.Command))
 		}

@@ -26,7 +26,7 @@ import (
 // term is a client command on a real pseudo-terminal, as a user types
 // into it: the test writes keys and reads what the terminal shows.
 type term struct {
-	t    *testing.T
+	t    testing.TB
 	c    *cluster
 	f    *os.File // the pty's master
 	cmd  *exec.Cmd
@@ -37,7 +37,7 @@ type term struct {
 }
 
 // onTerm starts a client command as uid on a new 24x80 terminal.
-func (c *cluster) onTerm(t *testing.T, uid int, name string, args ...string) *term {
+func (c *cluster) onTerm(t testing.TB, uid int, name string, args ...string) *term {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
 	cmd.Env = []string{"SHARQ_SOCKET=" + c.sock, "PATH=/usr/bin:/bin", "HOME=" + c.workdir, "LANG=C", "TERM=xterm"}
@@ -127,7 +127,7 @@ func (tm *term) waiting() string {
 	return tm.expect(`qsub: waiting for job (\S+) to start`, 20*time.Second)[1]
 }
 
-func interactiveCluster(t *testing.T) *cluster {
+func interactiveCluster(t testing.TB) *cluster {
 	return newCluster(t, spec{
 		nodes:  []string{"n1"},
 		extra:  "session_listen = \"127.0.0.1:0\"\ndefault_share = \"b\"",
@@ -167,6 +167,9 @@ func TestInteractive(t *testing.T) {
 			t.Fatalf("qsub -I exit status %d, want 7", code)
 		}
 		c.waitState(id, "F", 15*time.Second)
+		if v := c.field(id, "interactive"); v != "True" {
+			t.Errorf("qstat -f interactive = %q, want True", v)
+		}
 		if st := c.field(id, "exit_status"); st != "7" {
 			t.Errorf("job exit status %q, want 7", st)
 		}

@@ -283,7 +283,13 @@ func (c *mhCluster) eventually(d time.Duration, f func() (bool, string)) {
 // home, with the login host's configuration and nothing else; extra adds
 // variables.
 func (c *mhCluster) login(uid int, extra []string, name string, args ...string) (stdout, stderr string, err error) {
+	return c.loginIn(uid, extra, "", name, args...)
+}
+
+// loginIn is login with stdin.
+func (c *mhCluster) loginIn(uid int, extra []string, stdin, name string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	home := c.workdir
 	if uid == bob {
 		home = c.bobdir
@@ -407,6 +413,35 @@ func TestMultiHost(t *testing.T) {
 		if _, errOut, err := c.login(alice, nil, "qdel", sleeper); err != nil {
 			t.Fatalf("qdel: %v %s", err, errOut)
 		}
+		c.waitFinished(sleeper, 30*time.Second)
+	})
+
+	t.Run("qsub -I and qexec from the login host", func(t *testing.T) {
+		c.t = t
+		// TCP with MUNGE to the controller, then straight to the node's
+		// session port, with a MUNGE credential binding the token.
+		out, errOut, err := c.loginIn(alice, nil, "echo on-$(hostname)-$PBS_JOBID; exit 6\n", "qsub", "-I", "-q", "a", "-l", "select=2:ngpus=1")
+		if exitCode(err) != 6 || !strings.Contains(out, "on-") || !strings.Contains(errOut, "ready") {
+			t.Fatalf("qsub -I from the login host: %v\nstdout %q\nstderr %q\nlogs:\n%s", err, out, errOut, c.logs)
+		}
+		if !strings.Contains(c.logs.String(), `msg="session started"`) || !strings.Contains(c.logs.String(), "munge=true") {
+			t.Errorf("the node did not check a MUNGE credential for the session:\n%s", c.logs)
+		}
+		sleeper := c.qsub("-q", "a", "-l", "select=2:ngpus=1", "--", "/bin/sleep", "300")
+		c.eventually(30*time.Second, func() (bool, string) {
+			j := c.job(sleeper)
+			return j.State == api.StateRunning, string(j.State)
+		})
+		j := c.job(sleeper)
+		second := j.Allocs[1].Node
+		out, errOut, err = c.loginIn(alice, nil, "", "qexec", "-n", second, sleeper, "--", "/bin/sh", "-c", "echo in-$PBS_JOBID; cat /proc/1/cmdline | tr '\\0' ' '")
+		if err != nil || !strings.Contains(out, "in-"+sleeper) || !strings.Contains(out, "sleep 300") {
+			t.Fatalf("qexec -n %s: %v\nstdout %q\nstderr %q", second, err, out, errOut)
+		}
+		if _, errOut, err := c.login(bob, nil, "qexec", sleeper); exitCode(err) != 159 {
+			t.Errorf("bob's qexec into alice's job: %v %s", err, errOut)
+		}
+		c.login(alice, nil, "qdel", sleeper)
 		c.waitFinished(sleeper, 30*time.Second)
 	})
 

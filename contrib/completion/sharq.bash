@@ -1,4 +1,4 @@
-# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter and sharqctl.
+# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec and sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -42,7 +42,7 @@ _sharq_qsub() {
         -N|-p|-J|-a|-C|--image) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-N -q -l -p -o -e -j -v -V -h -W -J -a -C --image --help --" -- "$cur"))
+        COMPREPLY=($(compgen -W "-N -q -l -p -o -e -j -v -V -h -I -W -J -a -C --image --help --" -- "$cur"))
     else
         COMPREPLY=($(compgen -f -- "$cur"))
     fi
@@ -92,6 +92,26 @@ _sharq_qalter() {
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "-p -l -N -W -a --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+}
+
+_sharq_qexec() {
+    local cur prev i
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        if [[ ${COMP_WORDS[i]} == -- ]]; then
+            COMPREPLY=($(compgen -c -- "$cur"))
+            return
+        fi
+    done
+    case $prev in
+        -n) COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur")); return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-n --help --" -- "$cur"))
         return
     fi
     COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
@@ -159,4 +179,5 @@ complete -F _sharq_qsub qsub
 complete -F _sharq_qstat qstat
 complete -F _sharq_ids qdel qhold qrls
 complete -F _sharq_qalter qalter
+complete -F _sharq_qexec qexec
 complete -F _sharq_sharqctl sharqctl

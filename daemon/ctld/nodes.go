@@ -256,7 +256,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			continue
 		}
 		if r.Exited {
-			c.partExited(j, h.Node, r.ExitStatus, "", false, now)
+			c.partExited(j, h.Node, r.ExitStatus, r.Error, false, now)
 		} else if j.Stopping != "" {
 			c.stopJob(j, api.StopReason(j.Stopping)) // a stop may have been lost with the old connection
 		}

@@ -238,10 +238,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // runningJobs converts the runtime's containers for a hello.
-func runningJobs(tasks []runtime.Task) []api.RunningJob {
+func runningJobs(tasks []runtime.Task, why func(id string, run int) string) []api.RunningJob {
 	out := make([]api.RunningJob, 0, len(tasks))
 	for _, t := range tasks {
-		out = append(out, api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus})
+		r := api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus}
+		if r.Exited && why != nil {
+			r.Error = why(t.JobID, t.Run)
+		}
+		out = append(out, r)
 	}
 	return out
 }

@@ -70,7 +70,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	inv := c.inv.Inventory
 	hello := api.NodeMsg{
 		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
-		Inventory: &inv, Running: runningJobs(tasks), Unlisted: unlisted, Health: c.sup.health.get(),
+		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.health.get(),
 		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(),
 	}
 	if err := c.send(nc, hello); err != nil {

@@ -374,7 +374,7 @@ func (s *sessions) run(ctx context.Context, log *slog.Logger, c net.Conn, r io.R
 		}
 		s.mu.Unlock()
 	}()
-	log.Info("session started", "primary", o.Primary, "tty", h.TTY, "args", args)
+	log.Info("session started", "primary", o.Primary, "tty", h.TTY, "munge", o.Munge, "args", args)
 	if err := w.JSON(session.TypeReady, session.Ready{Job: o.JobID, Node: s.sup.node, Args: args}); err != nil {
 		p.Signal(context.Background(), syscall.SIGKILL)
 	}

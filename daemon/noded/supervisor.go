@@ -525,3 +525,25 @@ func (s *supervisor) awaitPrimary(j *job) {
 		})
 	})
 }
+
+// exitError is why an exited run ended, as its exit report says ("" if by
+// itself or unknown), read behind the job's queued work.
+func (s *supervisor) exitError(id string, run int) string {
+	var why string
+	done := make(chan struct{})
+	s.serial.Do(id, func() {
+		defer close(done)
+		j := s.get(id)
+		switch {
+		case j == nil || j.rec.Run != run:
+		case !j.running:
+			why = j.err
+		case j.rec.StopReason == reasonWalltime:
+			why = errWalltime // its exit is not handled yet
+		case j.rec.StopReason == reasonSessionLost:
+			why = errSessionLost
+		}
+	})
+	<-done
+	return why
+}
