@@ -344,7 +344,13 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	g := j.total()
 	rq := s.headroomQ(sh, j)
 	if sh.usage()+rq+g > sh.quota() {
-		s.blocked(sh, j, ReasonPriority)
+		r := ReasonPriority
+		if sh.resv != nil && sh.resv.j != j && sh.usage()+sh.reservedQ-sh.resvQ+g <= sh.quota() {
+			// Only the quota kept for the share's reserved job stops it:
+			// it would still run when that one starts.
+			r = ReasonBackfillWouldDelay
+		}
+		s.blocked(sh, j, r)
 		return false
 	}
 	fitsPool := sh.reserve() || g+rq <= p.slack()
@@ -417,8 +423,12 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
 	}
-	if s.headroomQ(sh, j) > 0 || sh.holdAll {
-		s.blocked(sh, j, ReasonPriority)
+	if hq := s.headroomQ(sh, j); hq > 0 || sh.holdAll {
+		r := ReasonPriority
+		if !sh.holdAll && sh.resv != nil && sh.resv.j != j && sh.reservedQ == sh.resvQ {
+			r = ReasonBackfillWouldDelay // only the quota kept for its reserved job stops it
+		}
+		s.blocked(sh, j, r)
 		return false
 	}
 	b := sh.usage() + g - sh.quota()
@@ -430,7 +440,11 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	case bc >= 0 && b > bc:
 		r = ReasonBorrowLimit
 	case bc >= 0 && b+s.headroomB(sh, j) > bc:
-		s.blocked(sh, j, ReasonPriority)
+		r := ReasonPriority
+		if br := p.bresv; br != nil && br.j != j && br.j.share == sh && b+sh.reservedB-sh.resvB <= bc {
+			r = ReasonBackfillWouldDelay // only the borrowing kept for its reserved borrower stops it
+		}
+		s.blocked(sh, j, r)
 		return false
 	case g > p.borrowable():
 		r = ReasonQuota

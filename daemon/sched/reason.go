@@ -31,7 +31,7 @@ const (
 	ReasonFairShare                   // a borrower of a share with less decayed usage per weight goes first (fair share)
 	ReasonUserJobLimit                // its user runs the share's max_running_jobs_per_user jobs
 	ReasonUserGPULimit                // starting it would pass the share's max_gpus_per_user for its user
-	ReasonBackfillWouldDelay          // free GPUs hold it, but only reserved ones, and it would still run when the reservation starts
+	ReasonBackfillWouldDelay          // it fits only on reserved GPUs (or in the quota kept for a reserved job) and would still run when the reservation starts
 	ReasonInteractivePreempted        // failed: an interactive job was preempted (its session cannot be requeued)
 	ReasonInteractiveNodeLost         // failed: an interactive job lost its node
 	ReasonStartRefused                // failed: a node refused the job itself (its work directory or an output path)

@@ -43,8 +43,9 @@ import (
 // is kept for it the same way. Reclaim is never bound: an owner taking
 // back lent GPUs preempts as before, on any GPUs, and nominated preemptors
 // start on their GPUs whatever is reserved (the reservation is computed
-// again at the next pass). A job that fits the free GPUs but only on
-// reserved ones waits with ReasonBackfillWouldDelay.
+// again at the next pass). A job that would fit but for the reserved
+// GPUs, or the quota or borrowing kept for a reserved job of its share,
+// waits with ReasonBackfillWouldDelay.
 //
 // Only one job per share (and one borrower per partition) reserves (EASY,
 // not conservative backfill): the jobs blocked behind it start when they
