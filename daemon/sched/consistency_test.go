@@ -264,6 +264,13 @@ func (s *Scheduler) sortedIDs() []JobID {
 // GPUs are free in total but split across nodes (that is Fragmented), a job
 // said to be Fragmented has no nomination, and a nomination's job says
 // ReclaimingForFit exactly when it was made for fragmentation.
+//
+// "Free in total" counts only the free GPUs the job's share may take: a
+// job of a non-RESERVE share takes at most the pool's slack (the rest of
+// the free GPUs is RESERVE shares' idle quota, or is held for GPUs that
+// leaving borrowers still hold), so one whose GPUs pass the slack waits
+// for Resources whatever the layout; a start later in the same pass (a
+// RESERVE share's, around it) may split the free GPUs it did not count on.
 func (s *Scheduler) reasonsTruthful() error {
 	for _, j := range s.sortedJobs() {
 		if j.state != Pending {
@@ -282,7 +289,7 @@ func (s *Scheduler) reasonsTruthful() error {
 			}
 		case ReasonResources:
 			p := j.share.part
-			if p != nil && j.inReady && !p.accounts && s.fragmented(p, j) {
+			if p != nil && j.inReady && !p.accounts && (j.share.reserve() || j.total() <= p.slack()) && s.fragmented(p, j) {
 				return fmt.Errorf("job %s: Resources, but %d GPUs are free for its %d (split across nodes)", j.ID, p.freeAvail, j.total())
 			}
 		}

@@ -371,8 +371,15 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		return false
 	}
 	r := s.shortOf(p, j)
-	if wouldDelay {
+	switch {
+	case wouldDelay:
 		r = ReasonBackfillWouldDelay
+	case !fitsPool && g > p.slack():
+		// The pool cannot hold it (the rest of the free GPUs is RESERVE
+		// shares' idle quota, or stands for GPUs leaving jobs still hold):
+		// no layout of the free GPUs would start it, so it is not
+		// Fragmented, nor short of CPUs or memory.
+		r = ReasonResources
 	}
 	if !fitsPool && g <= p.slack() {
 		// Only the pool room reserved for a blocked job ahead of it in its

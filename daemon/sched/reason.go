@@ -7,7 +7,7 @@ type Reason uint8
 const (
 	ReasonNone                 Reason = iota
 	ReasonPriority                    // jobs ahead of it in its share's queue go first
-	ReasonResources                   // not enough free GPUs on usable nodes
+	ReasonResources                   // not enough free GPUs on usable nodes (that its share may take: not RESERVE shares' idle quota)
 	ReasonQuota                       // its share is at its quota and nothing can be borrowed
 	ReasonBorrowLimit                 // borrowing more would pass the share's borrow limit
 	ReasonPreempting                  // victims were sent SIGTERM; it starts when they exit

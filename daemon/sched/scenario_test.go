@@ -76,6 +76,12 @@ func runScenario(sc *scenario) []string {
 			for _, m := range comparePlan(plan, st.expects) {
 				at("%s", m)
 			}
+			// The property tests' reason oracle holds after every pass of
+			// every scenario too (not consistent(): some scenarios have a
+			// node report fewer CPUs than its jobs hold).
+			if err := s.reasonsTruthful(); err != nil {
+				at("after the pass: %v", err)
+			}
 		case st.check != nil:
 			for _, m := range runCheck(s, st.check) {
 				at("%s", m)
