@@ -132,13 +132,8 @@ func (s *Scheduler) accrue(now time.Time) {
 	s.usageAt = now
 	f := math.Exp2(-dt.Seconds() / s.halfLife().Seconds())
 	gain := float64(s.meanLife() * (1 - f)) // ∫ 2^(-t/H) dt over the interval
-	names := make([]string, 0, len(s.uses))
-	for n := range s.uses {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		u := s.uses[n]
+	// Each entry is computed on its own: the map's order does not matter.
+	for n, u := range s.uses {
 		u.borrowed = float64(u.borrowed*f) + float64(float64(u.rate)*gain)
 		for user, v := range u.users {
 			v = float64(v*f) + float64(float64(u.urate[user])*gain)
