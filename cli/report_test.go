@@ -122,16 +122,4 @@ func TestUsageOutputs(t *testing.T) {
 	if !strings.Contains(b.String(), "alice") || strings.Contains(b.String(), "Lent") || !strings.Contains(b.String(), "total: 1 jobs, 2.00 GPU-h owned") {
 		t.Fatalf("user table:\n%s", b.String())
 	}
-	for _, format := range []string{"svg", "png"} {
-		b.Reset()
-		pts := []api.UsagePoint{{Time: testNow, Share: "a", Owned: 2, Borrowed: 1}, {Time: testNow.Add(time.Hour), Share: "a", Owned: 1},
-			{Time: testNow, Share: "b", Owned: 3}, {Time: testNow.Add(time.Hour), Share: "b", Borrowed: 2}}
-		if err := writeUsagePlot(&b, format, pts, time.UTC); err != nil || b.Len() < 1000 {
-			t.Fatalf("%s plot: %v, %d bytes", format, err, b.Len())
-		}
-	}
-	b.Reset()
-	if err := writeUsagePlot(&b, "svg", nil, time.UTC); err != nil || !strings.Contains(b.String(), "no samples") {
-		t.Fatalf("empty plot: %v", err)
-	}
 }

@@ -48,6 +48,9 @@ type Sys struct {
 	// ImportImage is what sharqctl image import uses; nil makes that
 	// subcommand fail with a clear error.
 	ImportImage ImageImporter
+	// PlotUsage draws sharqctl report usage --plot (usageplot.Write); nil
+	// makes --plot fail with a clear error.
+	PlotUsage UsagePlotter
 	// DialSession connects to a node's session port (qsub -I, qexec);
 	// nil makes those fail with a clear error.
 	DialSession SessionDialer

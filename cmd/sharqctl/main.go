@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/cli/usageplot"
 	"github.com/sharq-hpc/sharq/client"
 	"github.com/sharq-hpc/sharq/runtime"
 )
@@ -16,6 +17,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	sys := cli.OS(client.Auto())
 	sys.ImportImage = runtime.ImportImage
+	sys.PlotUsage = usageplot.Write
 	code := cli.Sharqctl(ctx, os.Args, sys)
 	stop()
 	os.Exit(code)

@@ -16,6 +16,7 @@ import (
 	"github.com/sharq-hpc/sharq/acct"
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/cli/usageplot"
 	"github.com/sharq-hpc/sharq/client"
 )
 
@@ -49,7 +50,7 @@ func (tc *testCluster) runJob(n *scriptedNode, who Identity, share string, gpus,
 // sharqctl runs the real command line against the test controller.
 func (tc *testCluster) sharqctl(args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: client.Caller(tc.sock)}
+	sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: client.Caller(tc.sock), PlotUsage: usageplot.Write}
 	code := cli.Sharqctl(context.Background(), append([]string{"sharqctl"}, args...), sys)
 	return out.String(), errb.String(), code
 }
