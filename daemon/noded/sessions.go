@@ -56,6 +56,7 @@ type sessions struct {
 	exec  runtime.Execer
 	munge string // munged's socket, for credentials
 	log   *slog.Logger
+	wait  time.Duration // tokenWait
 
 	mu      sync.Mutex
 	tokens  map[string]*api.SessionOrder
@@ -72,7 +73,7 @@ type liveSession struct {
 }
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
-	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log,
+	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
 		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}}
 }
@@ -108,7 +109,7 @@ func (s *sessions) grant(o *api.SessionOrder) {
 // take removes and returns the order of token, waiting up to tokenWait
 // for it to arrive; nil when it does not, or has expired.
 func (s *sessions) take(ctx context.Context, token string) *api.SessionOrder {
-	deadline := time.NewTimer(tokenWait)
+	deadline := time.NewTimer(s.wait)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
