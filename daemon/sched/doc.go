@@ -14,7 +14,8 @@
 // Where the rules live: pass.go (order of a pass, quota classes, the
 // reservation that keeps later jobs from delaying a blocked one, reasons),
 // reservation.go (walltime reservations, EASY backfill and estimates, when
-// Config.Backfill is on),
+// Config.Backfill is on), headresv.go (a share's first over-headroom job
+// reserves in phase 1, binding its share's later jobs),
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see

@@ -114,6 +114,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh := h.items[0]
 		j := sh.cur.job()
 		if sh.usage()+j.total() > sh.quota() {
+			s.reserveHead(p, sh, j)
 			sh.cands = append(sh.cands, j)
 			// Jobs of its shape behind it wait for it (Priority): it is
 			// tried among the borrowers.
@@ -471,6 +472,10 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	default:
 		allocs, nodes, ok, masked := s.placeBF(p, j, true)
 		if ok {
+			if sh.resv != nil && sh.resv.j == j {
+				sh.reservedQ -= sh.resvQ // it takes its headroom now
+				sh.resvQ = 0
+			}
 			s.started(sh, j)
 			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, true) })
 			s.start(j, allocs, nodes)
@@ -498,9 +503,13 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 				if old := p.bresv; old != nil {
 					s.unreserve(old.j)
 				}
+				own := sh.resv != nil && sh.resv.j == j
 				if res := s.reserveFor(p, j, true); res != nil {
 					p.bresv = res
 					sh.resvB = b
+					if own {
+						sh.resv = res // it keeps the share's headroom
+					}
 					return false
 				}
 			}

@@ -20,7 +20,8 @@ import (
 // share's quota but is blocked for room (GPUs, CPUs, memory, or a
 // reservation ahead of it) gets one; so does the first blocked borrower of
 // the partition (by the borrowers' order) unless its borrow limit or its
-// share's strategy is what stops it. A reservation is a start time and a
+// share's strategy is what stops it; and each share's first job that does
+// not fit its quota headroom (headresv.go). A reservation is a start time and a
 // set of nodes and GPUs: for every node that can hold the job, the time
 // when enough of its GPUs (and CPUs and memory) are expected free, counting
 // GPUs reserved for earlier reservations busy until those reserved jobs are
@@ -38,7 +39,9 @@ import (
 // queue order), the within-quota jobs of other shares submitted after it
 // (Seq), and every borrower; a borrower's reservation binds the borrowers
 // after it (by Seq; under fair share every other borrower, the reserved one
-// being the one whose turn it was). A job that ends before the start may use them (it is
+// being the one whose turn it was), and the later jobs of its share (queue
+// order); a share's first over-headroom job's (own) reservation binds only
+// its share's later jobs. A job that ends before the start may use them (it is
 // backfilled). Within its share, the quota headroom a reserved job needs
 // is kept for it the same way. Reclaim is never bound: an owner taking
 // back lent GPUs preempts as before, on any GPUs, and nominated preemptors
@@ -110,6 +113,7 @@ type reservation struct {
 	start  time.Time
 	end    time.Time // start + the job's walltime; forever without one
 	borrow bool      // a borrower's reservation
+	own    bool      // a share's first over-headroom job's: binds only its share's later jobs
 	nodes  []*node
 	gpus   []gpuSet // per node
 	allocs []Alloc
@@ -203,6 +207,12 @@ func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
 	if r.j == x {
 		return false
 	}
+	if (r.own || r.borrow) && x.share == r.j.share && queueLess(r.j, x) {
+		return true // later jobs of its own share, within quota or not
+	}
+	if r.own {
+		return false
+	}
 	if r.borrow {
 		return borrowing && (s.cfg.FairShare || seqBefore(r.j, x))
 	}
@@ -229,7 +239,7 @@ func (s *Scheduler) shortFor(x *job, r *reservation) bool {
 // reserved job's part.
 func (s *Scheduler) headroomQ(sh *share, j *job) int {
 	q := sh.reservedQ
-	if r := sh.resv; r != nil && r.j != j && sh.resvQ > 0 && s.shortFor(j, r) {
+	if r := sh.resv; r != nil && sh.resvQ > 0 && (r.j == j || s.shortFor(j, r)) {
 		q -= sh.resvQ
 	}
 	return q
@@ -339,6 +349,11 @@ func (s *Scheduler) roomOn(n *node) (int, int64) {
 // reserveFor computes a reservation for j and keeps it; nil when some node
 // j needs is never expected free.
 func (s *Scheduler) reserveFor(p *partition, j *job, borrow bool) *reservation {
+	return s.reserveFrom(p, j, borrow, s.now)
+}
+
+// reserveFrom is reserveFor for a start not before nb.
+func (s *Scheduler) reserveFrom(p *partition, j *job, borrow bool, nb time.Time) *reservation {
 	s.unreserve(j)
 	k := j.Nodes
 	best := make([]resvCand, 0, k) // the k earliest, by time then node order
@@ -347,6 +362,9 @@ func (s *Scheduler) reserveFor(p *partition, j *job, borrow bool) *reservation {
 			continue
 		}
 		t, ok := s.nodeTime(n, j)
+		if t.Before(nb) {
+			t = nb
+		}
 		if !ok || (len(best) == k && !t.Before(best[k-1].t)) {
 			continue
 		}
@@ -371,6 +389,9 @@ func (s *Scheduler) reserveFor(p *partition, j *job, borrow bool) *reservation {
 		// The node holding its checkpoint instead of the last one, when it
 		// is as early.
 		if t, ok := s.nodeTime(pref, j); ok && pref.usable() && pref.fitsDeclared(j) && !t.After(start) {
+			if t.Before(nb) {
+				t = nb
+			}
 			best[len(best)-1] = resvCand{pref, t}
 			sort.Slice(best, func(a, b int) bool { return best[a].n.pidx < best[b].n.pidx })
 		}

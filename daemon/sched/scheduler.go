@@ -39,6 +39,7 @@ type Scheduler struct {
 	masking bool                 // place keeps off the masks of maskGen
 	relBuf  []time.Time
 	holdBuf []relHold
+	endBuf  []shareEnd
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.

@@ -1,0 +1,91 @@
+package sched
+
+import (
+	"sort"
+	"time"
+)
+
+// Head reservations (backfill): a share's first job that does not fit its
+// quota headroom (eff + request > quota: it must borrow, or, in a RESERVE
+// or LEND share or at its borrow limit, wait for the share's own jobs to
+// end) is set aside by phase 1 for phase 2. Without protection the share's
+// later jobs that fit the headroom start before it in phase 1, pass after
+// pass, and take the GPUs it waits for: a large job starves behind its own
+// share's small ones. So phase 1 reserves for it there and then: nodes and
+// GPUs as any reservation, from the time its share's count allows it on
+// (the share's running jobs' expected ends, when its quota or borrow limit
+// is what stops it), and the share's quota headroom it will use. This
+// reservation (own) binds only the later jobs of its share, in queue
+// order; other shares' jobs are not bound by it (a reservation they run
+// into is dropped and made again next pass), so owners and other shares'
+// within-quota jobs come first as before. When phase 2 gives the job the
+// partition's borrower reservation, that one replaces it and binds the
+// share's later jobs the same way.
+
+// reserveHead makes the own reservation of j, the first job of sh phase 1
+// sets aside for not fitting its quota headroom.
+func (s *Scheduler) reserveHead(p *partition, sh *share, j *job) {
+	if !s.cfg.Backfill || sh.resv != nil || sh.holdAll || len(sh.cands) > 0 || p.usable == 0 || j.total() == 0 {
+		return
+	}
+	if s.atArrayLimit(j) || userLimit(sh, j) != ReasonNone {
+		return
+	}
+	g := j.total()
+	limit := sh.quota()
+	if sh.cfg.Strategy == LendAndBorrow {
+		if bc := sh.borrowCap(); bc >= 0 {
+			limit += bc
+		} else {
+			limit = -1
+		}
+	}
+	nb := s.now
+	if limit >= 0 {
+		if g > limit {
+			return // never fits its share's count
+		}
+		var ok bool
+		if nb, ok = s.shareFreesAt(sh, sh.usage()+sh.reservedQ+g-limit); !ok {
+			return
+		}
+	}
+	res := s.reserveFrom(p, j, false, nb)
+	if res == nil {
+		return
+	}
+	res.own = true
+	q := max(0, min(g, sh.quota()-sh.usage()-sh.reservedQ))
+	sh.resv, sh.resvQ = res, q
+	sh.reservedQ += q
+}
+
+// shareFreesAt is when the share's holders are expected to have given back
+// need GPUs; false when never (a job without walltime, or nominations).
+func (s *Scheduler) shareFreesAt(sh *share, need int) (time.Time, bool) {
+	if need <= 0 {
+		return s.now, true
+	}
+	ends := s.endBuf[:0]
+	for _, x := range sh.running {
+		ends = append(ends, shareEnd{s.expectedEnd(x), x.gpuN})
+	}
+	s.endBuf = ends
+	sort.Slice(ends, func(a, b int) bool { return ends[a].end.Before(ends[b].end) })
+	for _, e := range ends {
+		if !e.end.Before(forever) {
+			break
+		}
+		need -= e.gpus
+		if need <= 0 {
+			return e.end, true
+		}
+	}
+	return forever, false
+}
+
+// shareEnd is one holder's GPUs and its expected end.
+type shareEnd struct {
+	end  time.Time
+	gpus int
+}
