@@ -65,9 +65,14 @@ func WriteResponse(w io.Writer, r *Response) error {
 	return err
 }
 
-// ReadResponse reads what WriteResponse wrote.
+// ReadResponse reads what WriteResponse wrote into r, replacing what r
+// held.
 func (d *Decoder) ReadResponse(r *Response) error {
-	if err := d.Decode(r); err != nil {
+	var w responseWire
+	if err := d.Decode(&w); err != nil {
+		return err
+	}
+	if err := w.response(r); err != nil {
 		return err
 	}
 	if r.Payload < 0 || r.Payload > d.limit {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDecoder(t *testing.T) {
@@ -110,5 +112,62 @@ func TestResponsePayload(t *testing.T) {
 	short := `{"v":1,"payload":10}` + "\nabc"
 	if err := NewDecoder(strings.NewReader(short)).ReadResponse(&c); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("short payload: %v", err)
+	}
+}
+
+// TestResponseWireFields: responseWire has Response's JSON fields, in order,
+// so that no field of an answer is lost on its way to a client.
+func TestResponseWireFields(t *testing.T) {
+	names := func(typ reflect.Type) []string {
+		var out []string
+		for i := range typ.NumField() {
+			if tag := typ.Field(i).Tag.Get("json"); tag != "-" {
+				out = append(out, typ.Field(i).Name+" "+tag)
+			}
+		}
+		return out
+	}
+	got, want := names(reflect.TypeFor[responseWire]()), names(reflect.TypeFor[Response]())
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("responseWire fields:\n%q\nResponse fields:\n%q", got, want)
+	}
+}
+
+// TestReadResponseEveryField: every field of a Response survives
+// WriteResponse and ReadResponse, lists included, and a reused Response
+// keeps nothing of the previous answer.
+func TestReadResponseEveryField(t *testing.T) {
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	in := &Response{
+		V: Version, Error: &Error{Code: CodeBadRequest, Message: "m"}, Errors: []Error{{Code: CodeInternal, Message: "e"}},
+		JobID: "7.lab", Jobs: []Job{{ID: "7.lab", Name: "j", State: StateQueued}}, Shares: []ShareStatus{{Name: "vision"}},
+		Nodes: []NodeStatus{{Name: "n1"}}, Text: "t", Usage: []UsageRow{{Key: "alice", Jobs: 2}},
+		Timeline: []UsagePoint{{Time: at, Share: "vision", Owned: 1}}, Controllers: []ControllerStatus{{Host: "c1", Leader: true}},
+		Session: &SessionGrant{Job: "7.lab", Token: "x", Expires: at}, Summary: []byte("7.lab\tj\n"),
+	}
+	var buf bytes.Buffer
+	if err := WriteResponse(&buf, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteResponse(&buf, &Response{V: Version, JobID: "8.lab"}); err != nil {
+		t.Fatal(err)
+	}
+	dec := NewDecoder(&buf)
+	var out Response
+	if err := dec.ReadResponse(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&out, in) {
+		t.Fatalf("read\n%+v\nwant\n%+v", out, *in)
+	}
+	if err := dec.ReadResponse(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := (Response{V: Version, JobID: "8.lab"}); !reflect.DeepEqual(out, want) {
+		t.Fatalf("second answer read as %+v, want %+v", out, want)
+	}
+	bad := `{"v":1,"jobs":[{"id":5}]}` + "\n"
+	if err := NewDecoder(strings.NewReader(bad)).ReadResponse(&out); err == nil || !strings.Contains(err.Error(), "jobs") {
+		t.Fatalf("malformed jobs: %v", err)
 	}
 }
