@@ -171,3 +171,52 @@ func TestReadResponseEveryField(t *testing.T) {
 		t.Fatalf("malformed jobs: %v", err)
 	}
 }
+
+// TestRequestWireFields: requestWire has Request's JSON fields, in order.
+func TestRequestWireFields(t *testing.T) {
+	names := func(typ reflect.Type) []string {
+		var out []string
+		for i := range typ.NumField() {
+			out = append(out, typ.Field(i).Name+" "+typ.Field(i).Tag.Get("json"))
+		}
+		return out
+	}
+	got, want := names(reflect.TypeFor[requestWire]()), names(reflect.TypeFor[Request]())
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("requestWire fields:\n%q\nRequest fields:\n%q", got, want)
+	}
+}
+
+// TestEncodeRequest: EncodeRequest writes the bytes Encode writes, for every
+// operation's payload.
+func TestEncodeRequest(t *testing.T) {
+	prio := 5
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		req  Request
+	}{
+		{"empty", Request{}},
+		{"submit", Request{V: Version, Op: OpSubmit, Submit: &SubmitSpec{PBSPriority: &prio, Job: JobSpec{
+			Name: "a<b>&c", Share: "vision", Script: "#!/bin/sh\necho \"\u2028\"\n", WorkDir: "/home/u", Env: map[string]string{"B": "2", "A": "1"},
+			Resources: Resources{Nodes: 2, GPUsPerNode: 8}, NotBefore: at, Deps: []Dep{{Type: "afterok", On: "1.lab"}}, Hold: "u"}}}},
+		{"stat", Request{V: Version, Op: OpStat, Stat: &StatFilter{IDs: []string{"1.lab"}}}},
+		{"alter", Request{V: Version, Op: OpAlter, IDs: []string{"1.lab"}, Alter: &AlterSpec{Priority: &prio, NotBefore: &at}}},
+		{"report", Request{V: Version, Op: OpReport, Report: &ReportSpec{}}},
+		{"session", Request{V: Version, Op: OpSession, IDs: []string{"1.lab"}, Session: &SessionSpec{}, Force: true, Node: "n1"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want bytes.Buffer
+			if err := EncodeRequest(&got, &tc.req); err != nil {
+				t.Fatal(err)
+			}
+			if err := Encode(&want, tc.req); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("EncodeRequest:\n%s\nEncode:\n%s", got.String(), want.String())
+			}
+		})
+	}
+}

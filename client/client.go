@@ -105,7 +105,7 @@ func (t Target) exchange(ctx context.Context, conn net.Conn, op api.Op, out []by
 func encodeLine(req api.Request) ([]byte, error) {
 	req.V = api.Version
 	var b lineBuffer
-	if err := api.Encode(&b, req); err != nil {
+	if err := api.EncodeRequest(&b, &req); err != nil {
 		return nil, fmt.Errorf("%s request: %w", req.Op, err)
 	}
 	return b, nil
