@@ -198,6 +198,7 @@ func TestInteractive(t *testing.T) {
 		tm.expect(`ready`, 20*time.Second)
 		tm.send("echo UP-$((2*21))\r")
 		tm.expect(`UP-42`, 10*time.Second)
+		tm.expect(`reaches its walltime \(3s\) in 300ms`, 10*time.Second)
 		tm.expect(`used up its walltime`, 10*time.Second)
 		if code := tm.exit(15 * time.Second); code == 0 {
 			t.Fatal("qsub -I exited 0 after its walltime")

@@ -248,8 +248,29 @@ func (s *supervisor) watch(j *job) {
 			}
 		})
 	}
+	if j.rec.Walltime > 0 && j.rec.StopReason == "" && s.sessions != nil {
+		s.warnWalltime(j)
+	}
 	s.wg.Add(1)
 	go s.wait(j)
+}
+
+// warnWalltime tells the job's sessions, a tenth of its walltime (at most
+// 5 minutes) before it ends, how long they have left.
+func (s *supervisor) warnWalltime(j *job) {
+	id, wall := j.rec.JobID, j.rec.Walltime
+	ahead := min(wall/10, 5*time.Minute)
+	at := time.Until(j.rec.Started.Add(wall - ahead))
+	if at <= 0 {
+		return
+	}
+	left := ahead.Round(time.Second)
+	if ahead < time.Second {
+		left = ahead.Round(time.Millisecond)
+	}
+	time.AfterFunc(at, func() {
+		s.sessions.notice(id, fmt.Sprintf("job %s reaches its walltime (%v) in %v: it is stopped then", id, wall, left))
+	})
 }
 
 // wait reports the job's exit once the runtime gives it.
