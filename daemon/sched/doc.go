@@ -15,7 +15,8 @@
 // reservation that keeps later jobs from delaying a blocked one, reasons),
 // reservation.go (walltime reservations, EASY backfill and estimates, when
 // Config.Backfill is on), headresv.go (a share's first over-headroom job
-// reserves in phase 1, binding its share's later jobs),
+// reserves in phase 1, binding its share's later jobs; under fair share
+// the borrower reservation sticks to its job),
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see

@@ -35,7 +35,9 @@ import (
 // heavy borrower's large job from being starved by a stream of others'. A borrower
 // blocked for room claims its GPUs of the lendable pool as in submission
 // order, so a large job of the share whose turn it is is not starved by
-// small jobs of others; these wait with ReasonFairShare. Phase 1 (jobs
+// small jobs of others; these wait with ReasonFairShare. With backfill the
+// first blocked borrower reserves instead (sticky under fair share, see
+// headresv.go) and the others claim nothing. Phase 1 (jobs
 // within their share's quota, reclaim by preemption) is not touched: fair
 // share never holds back a share within its quota.
 //

@@ -89,3 +89,63 @@ type shareEnd struct {
 	end  time.Time
 	gpus int
 }
+
+// Sticky borrower reservations (fair share). Under fair share the
+// partition's borrower reservation goes to the first blocked borrower in
+// fair order; since that order moves with usage and waiting, a large
+// borrower of a heavy share would get it for one pass and lose it the next
+// to whoever's turn it is then, and never start. So once made it stays
+// with its job (p.bsticky) until the job starts, leaves, stops being a
+// borrower or can no longer borrow (strategy, borrow limit): every pass
+// computes it again for that job at the start of phase 2, before the other
+// borrowers are tried, so they fit around it. Fair order decides only who
+// gets the next one. Reclaim is not bound: owners take lent GPUs back as
+// before (phase 1 comes first, and a reservation a preemptor runs into is
+// made again next pass, for the same job).
+
+// keepSticky makes the partition's borrower reservation again for its
+// sticky job, or forgets the job when it no longer needs one.
+func (s *Scheduler) keepSticky(p *partition) {
+	j := p.bsticky
+	if j == nil || p.bresv != nil && p.bresv.j == j {
+		return
+	}
+	if !s.stickyOK(p, j) {
+		p.bsticky = nil
+		return
+	}
+	if old := p.bresv; old != nil {
+		s.unreserve(old.j)
+	}
+	sh := j.share
+	own := sh.resv != nil && sh.resv.j == j
+	res := s.reserveFor(p, j, true)
+	if res == nil {
+		p.bsticky = nil
+		return
+	}
+	p.bresv = res
+	if own {
+		sh.resv = res
+	}
+}
+
+// stickyOK says whether j still is a pending borrower of p that may
+// borrow.
+func (s *Scheduler) stickyOK(p *partition, j *job) bool {
+	sh := j.share
+	if j.gone || j.state != Pending || !j.inReady || j.nom != nil || sh == nil || sh.removed || sh.part != p {
+		return false
+	}
+	if sh.cfg.Strategy != LendAndBorrow || p.usable == 0 {
+		return false
+	}
+	b := sh.usage() + j.total() - sh.quota()
+	if b <= 0 {
+		return false // within quota: phase 1 looks after it
+	}
+	if bc := sh.borrowCap(); bc >= 0 && b > bc {
+		return false
+	}
+	return !s.atArrayLimit(j) && userLimit(sh, j) == ReasonNone
+}

@@ -136,6 +136,10 @@ func (s *Scheduler) pass(p *partition) {
 		}
 	}
 
+	if s.cfg.Backfill && s.cfg.FairShare {
+		s.keepSticky(p)
+	}
+
 	// Phase 2: borrowing; under fair share the share with the lowest fair
 	// key first (fairshare.go), else by submission order.
 	h = shareHeap{key: func(sh *share) heapKey { return heapKey{seq: s.cand2(sh).Seq} }}
@@ -499,6 +503,12 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 			// With backfill the first blocked borrower reserves nodes and
 			// GPUs instead of claiming a count of the lendable ones: later
 			// borrowers fit around it.
+			if s.cfg.Backfill && p.bresv != nil && p.bresv.j == j {
+				// Its reservation stands (fair share: made again at the
+				// start of phase 2, keepSticky).
+				sh.resvB = b
+				return false
+			}
 			if s.cfg.Backfill && (p.bresv == nil || !s.cfg.FairShare && seqBefore(j, p.bresv.j)) {
 				if old := p.bresv; old != nil {
 					s.unreserve(old.j)
@@ -507,14 +517,22 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 				if res := s.reserveFor(p, j, true); res != nil {
 					p.bresv = res
 					sh.resvB = b
+					if s.cfg.FairShare {
+						p.bsticky = j
+					}
 					if own {
 						sh.resv = res // it keeps the share's headroom
 					}
 					return false
 				}
 			}
-			sh.reservedP += g
-			p.claimed += g
+			// EASY: while a borrower reservation stands, later
+			// borrowers fit around it; a claim would keep idle GPUs
+			// that a short borrower could use before it starts.
+			if !s.cfg.Backfill || p.bresv == nil {
+				sh.reservedP += g
+				p.claimed += g
+			}
 		} else {
 			sh.reservedP += g
 		}

@@ -335,6 +335,7 @@ type partition struct {
 	neverFits []*job
 	resvs     []*reservation // every reservation (backfill)
 	bresv     *reservation   // the reservation of its first blocked borrower
+	bsticky   *job           // under fair share: the borrower bresv stays with until it starts or leaves
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty
 }
