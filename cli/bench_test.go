@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +45,28 @@ func BenchmarkQstatTables(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkQsubHold is the command-line work of one `qsub -h job.sh` (with
+// two #PBS lines) up to the request it sends: option parsing, directives,
+// the job's environment. A qsub process does it once; the controller
+// round trip is a recorder.
+func BenchmarkQsubHold(b *testing.B) {
+	dir := b.TempDir()
+	script := dir + "/job.sh"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n#PBS -N bench\n#PBS -l ngpus=1,walltime=1:00:00\ntrue\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	sys := &Sys{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: dir, Host: "login1",
+		Environ: []string{"HOME=/home/alice", "LOGNAME=alice", "PATH=/usr/bin:/bin", "SHELL=/bin/bash"},
+		Now:     func() time.Time { return testNow }, Location: time.UTC,
+		Call: func(context.Context, api.Request) (*api.Response, error) {
+			return &api.Response{V: api.Version, JobID: "1.lab"}, nil
+		}}
+	for b.Loop() {
+		if code := Qsub(context.Background(), []string{"qsub", "-h", "job.sh"}, sys); code != 0 {
+			b.Fatalf("qsub exited %d", code)
+		}
 	}
 }

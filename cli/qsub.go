@@ -188,6 +188,11 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			return nil
 		})})
 	}
+	for i, f := range fl {
+		if g, ok := f.(*ucli.GenericFlag); ok {
+			fl[i] = namedGeneric{g, g.Names()}
+		}
+	}
 	return fl
 }
 
