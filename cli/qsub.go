@@ -189,8 +189,11 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 		})})
 	}
 	for i, f := range fl {
-		if g, ok := f.(*ucli.GenericFlag); ok {
-			fl[i] = namedGeneric{g, g.Names()}
+		switch f := f.(type) {
+		case *ucli.GenericFlag:
+			fl[i] = namedGeneric{f, f.Names()}
+		case *ucli.BoolFlag:
+			fl[i] = namedBool{f, f.Names()}
 		}
 	}
 	return fl
@@ -479,7 +482,7 @@ func optionProblems(sys *Sys, args []string, cmdline bool) []error {
 func flagKinds(flags []ucli.Flag) (value, boolean map[string]bool) {
 	value, boolean = map[string]bool{}, map[string]bool{}
 	for _, f := range flags {
-		_, isBool := f.(*ucli.BoolFlag)
+		_, isBool := f.(namedBool)
 		for _, n := range f.Names() {
 			if isBool {
 				boolean[n] = true
