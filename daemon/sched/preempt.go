@@ -69,7 +69,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 		if (p.overQuota > 0 || p.spare > 0) && s.preempt(p, sh, j, true, false) {
 			return true
 		}
-		sh.failCross = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, maxPriority}
+		sh.failCross = failed(j, maxPriority)
 	}
 	if sh.cfg.InSharePreemption && !sh.failIn.covers(j) {
 		// Reclaim goes with in-share preemption when the share would be
@@ -89,7 +89,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 		if s.preempt(p, sh, j, cross, true) {
 			return true
 		}
-		sh.failIn = &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, j.Priority}
+		sh.failIn = failed(j, j.Priority)
 	}
 	return false
 }

@@ -150,10 +150,20 @@ type failKey struct {
 	nodes, gpus, cpus int
 	mem               int64
 	prio              int
+	excl              bool // place=excl: it needed idle nodes
 }
 
+// failed is the key of j's failed search, up to priority prio.
+func failed(j *job, prio int) *failKey {
+	return &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, prio, j.Exclusive}
+}
+
+// covers says whether a search for j would fail too: j asks at least as
+// much, at no higher priority. A place=excl search (whole idle nodes) and
+// one that shares its nodes are not comparable: an exclusive job's failure
+// covers only exclusive jobs, and the other way round.
 func (f *failKey) covers(j *job) bool {
-	return f != nil && j.Nodes >= f.nodes && j.GPUsPerNode >= f.gpus &&
+	return f != nil && f.excl == j.Exclusive && j.Nodes >= f.nodes && j.GPUsPerNode >= f.gpus &&
 		j.CPUsPerNode >= f.cpus && j.MemPerNode >= f.mem && j.Priority <= f.prio
 }
 
