@@ -13,6 +13,13 @@
 // is removed only when the controller says it has recorded the exit
 // (api.MsgRemove).
 //
+// It also serves interactive sessions (qsub -I, qexec) on its session
+// port (sessions.go): a client presenting a one-time token the controller
+// sent (MsgSession), and for remote clients a MUNGE credential binding it,
+// gets a process in the job's container through a runtime.Execer. An
+// interactive job's container runs a holder that exits with the status of
+// the job's own session (interactive.go).
+//
 // Run is the whole daemon; cmd/sharqd wires the configuration, containerd
 // and signals around it.
 package noded
