@@ -170,10 +170,15 @@ func (se *search) untake(i int) {
 // whichever preemptor they leave for), plus the taken victims'; CPUs and
 // memory likewise (nominations count in full, preempting jobs not at all).
 // Each GPU counts once.
+//
+// Where n does not account CPUs (or memory) the room is unaccountedRoom,
+// so that the arithmetic on it stays exact elsewhere: a negative room (the
+// reservations' CPUs masked off, or a node that reported fewer CPUs than
+// its jobs hold) is no room, never "not accounted".
 func (se *search) room(n *node) (int, int, int64) {
 	s := se.s
 	g := s.freeOn(n) + n.spare
-	cpu, mem := -1, int64(-1)
+	cpu, mem := unaccountedRoom, int64(unaccountedRoom)
 	if n.cpus > 0 {
 		cpu = n.cpus - (n.usedCPU - n.leaveCPU) - n.nomCPU
 	}
@@ -181,28 +186,28 @@ func (se *search) room(n *node) (int, int, int64) {
 		mem = n.mem - (n.usedMem - n.leaveMem) - n.nomMem
 	}
 	if s.masking && n.maskGen == s.maskGen {
-		if cpu >= 0 {
+		if n.cpus > 0 {
 			cpu -= n.maskCPU
 		}
-		if mem >= 0 {
+		if n.mem > 0 {
 			mem -= n.maskMem
 		}
 	}
 	for _, i := range se.sel { // the victims taken so far
 		dg, dc, dm := gpusOn(se.cands[i], n)
-		g += dg
-		if cpu >= 0 {
-			cpu += dc
-		}
-		if mem >= 0 {
-			mem += dm
-		}
+		g, cpu, mem = g+dg, cpu+dc, mem+dm
 	}
 	return g, cpu, mem
 }
 
+// unaccountedRoom is a search's CPU and memory room on a node that does not
+// account them: more than any job asks.
+const unaccountedRoom = 1 << 40
+
+// fits says whether the room holds the job; the room comes from room
+// (never -1: a negative room is short).
 func (se *search) fits(g, cpu int, mem int64) bool {
-	if g < se.j.GPUsPerNode {
+	if g < se.j.GPUsPerNode || cpu < 0 || mem < 0 && se.j.MemPerNode > 0 {
 		return false
 	}
 	return fitsCPU(se.j, cpu, mem)
