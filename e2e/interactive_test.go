@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/internal/testcert"
 	"github.com/sharq-hpc/sharq/session"
 )
 
@@ -349,4 +351,43 @@ func TestInteractive(t *testing.T) {
 			t.Errorf("qstat -f lacks why the job ended:\n%s", full)
 		}
 	})
+}
+
+// TestInteractiveTLS: with client_tls the node's session port speaks TLS
+// with the cluster's certificate, which qsub checks against the CA; without
+// the CA qsub says what it lacks.
+func TestInteractiveTLS(t *testing.T) {
+	dir, err := os.MkdirTemp("", "sharq-tls-") // the user reads the CA
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	cert, key := testcert.SelfSigned(t, dir)
+	c := newCluster(t, spec{
+		nodes:  []string{"n1"},
+		extra:  fmt.Sprintf("session_listen = \"127.0.0.1:0\"\ndefault_share = \"b\"\nclient_tls = true\ntls_cert = %q\ntls_key = %q\ntls_ca = %q", cert, key, cert),
+		shares: openShares,
+	})
+	run := func(env ...string) (string, string, error) {
+		cmd := exec.Command(filepath.Join(binDir, "qsub"), "-I", "--", "/bin/sh")
+		cmd.Env = append([]string{"SHARQ_SOCKET=" + c.sock, "SHARQ_CONF=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C"}, env...)
+		cmd.Dir = c.workdir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: alice, Gid: alice}}
+		cmd.Stdin = strings.NewReader("echo over-tls; exit 3\n")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		return out.String(), errOut.String(), err
+	}
+	out, errOut, err := run("SHARQ_TLS_CA=" + cert)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || out != "over-tls\n" {
+		t.Fatalf("qsub -I over TLS: %v\nstdout %q\nstderr %q\nlogs:\n%s", err, out, errOut, c.logs)
+	}
+	if !strings.Contains(c.logs.String(), "tls=true") {
+		t.Errorf("the node does not say it serves sessions with TLS")
+	}
+	_, errOut, err = run()
+	if err == nil || !strings.Contains(errOut, "with TLS and no CA is known") {
+		t.Fatalf("qsub -I without the CA: %v %q", err, errOut)
+	}
 }
