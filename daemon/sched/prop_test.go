@@ -77,6 +77,7 @@ func (w *world) schedule() Plan {
 	w.now = w.now.Add(time.Duration(rapid.IntRange(1, 5).Draw(w.t, "dt")) * time.Second)
 	if w.walls {
 		w.honourWalltimes()
+		w.checkProfiles()
 	}
 	w.log = append(w.log, w.now)
 	p := w.s.Schedule(w.now)
@@ -779,6 +780,41 @@ func (w *world) checkReservations() {
 			}
 		}
 	}
+}
+
+// checkProfiles asserts, before a Schedule call, that every node's release
+// profile the next call will keep from earlier ones is the one made afresh.
+func (w *world) checkProfiles() {
+	for _, p := range w.s.parts {
+		for _, n := range p.nodes {
+			got := &n.prof
+			if got.gen == 0 || !got.stable || got.epoch != w.s.profEpoch || !n.nominated.isEmpty() {
+				continue // made again anyway
+			}
+			gotRel := append([]time.Time(nil), got.rel...)
+			gotSorted := append([]time.Time(nil), got.sorted...)
+			gotHolds := sortedHolds(got.holds)
+			n.prof = relProfile{}
+			fresh := w.s.profile(n)
+			if !reflect.DeepEqual(gotRel, fresh.rel) || !reflect.DeepEqual(gotSorted, fresh.sorted) || !reflect.DeepEqual(gotHolds, sortedHolds(fresh.holds)) {
+				w.t.Fatalf("node %s: kept release profile %v %v differs from a fresh one %v %v\n%s", n.cfg.Name, gotRel, gotHolds, fresh.rel, fresh.holds, w.dump())
+			}
+		}
+	}
+}
+
+func sortedHolds(h []relHold) []relHold {
+	out := append([]relHold{}, h...)
+	slices.SortFunc(out, func(a, b relHold) int {
+		if c := a.end.Compare(b.end); c != 0 {
+			return c
+		}
+		if a.cpu != b.cpu {
+			return a.cpu - b.cpu
+		}
+		return int(a.mem - b.mem)
+	})
+	return out
 }
 
 // TestPropBackfill: with backfill on and walltimes honoured, a reservation

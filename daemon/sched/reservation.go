@@ -143,6 +143,15 @@ func (s *Scheduler) endFrom(j *job, t time.Time) time.Time {
 	return forever
 }
 
+// rawEnd is expectedEnd before taking the later of it and now: long past
+// (time.Time{}) for a job about to end.
+func (s *Scheduler) rawEnd(x *job) time.Time {
+	if x.state != Running {
+		return time.Time{}
+	}
+	return s.endFrom(x, x.started)
+}
+
 // expectedEnd is when a job holding GPUs is expected to free them.
 func (s *Scheduler) expectedEnd(x *job) time.Time {
 	if x.state != Running {
@@ -447,10 +456,18 @@ func containsCand(list []resvCand, n *node) bool {
 }
 
 // relProfile is what a node's running jobs and nominations are expected to
-// give back, and when, cached for one Schedule call (now is fixed; any
-// change to the node drops it, see nodeRefresh).
+// give back, and when. Its times do not depend on now: a GPU free now, or
+// held by a job about to end, reads as long past (time.Time{}), and a
+// running job past its walltime as the end it passed; readers take the
+// later of a time and now. So it is kept across Schedule calls until the
+// node changes (nodeRefresh drops it) or an event changes what it is made
+// of without touching the node (s.profEpoch: walltimes, configuration,
+// cancellations); a node with a nomination on it is made again at every
+// call (a nomination is expected free its preemptor's walltime from now).
 type relProfile struct {
 	gen    uint64
+	epoch  uint64
+	stable bool        // made without nominations: valid while epoch holds
 	rel    []time.Time // per GPU index: when it is expected free (forever: not a GPU)
 	sorted []time.Time // rel, ascending
 	holds  []relHold   // what holders count of CPUs and memory, by end
@@ -466,14 +483,14 @@ type relHold struct {
 // profile returns n's release profile, computing it when stale.
 func (s *Scheduler) profile(n *node) *relProfile {
 	pr := &n.prof
-	if pr.gen == s.gen {
+	if pr.gen != 0 && (pr.gen == s.gen || pr.stable && pr.epoch == s.profEpoch && n.nominated.isEmpty()) {
 		return pr
 	}
-	pr.gen = s.gen
+	pr.gen, pr.epoch, pr.stable = s.gen, s.profEpoch, true
 	pr.rel = pr.rel[:0]
 	for i := 0; i < n.gpus; i++ {
 		if n.valid.has(i) {
-			pr.rel = append(pr.rel, s.now)
+			pr.rel = append(pr.rel, time.Time{})
 		} else {
 			pr.rel = append(pr.rel, forever)
 		}
@@ -481,7 +498,7 @@ func (s *Scheduler) profile(n *node) *relProfile {
 	pr.holds = pr.holds[:0]
 	accounts := n.cpus > 0 || n.mem > 0
 	for _, x := range n.jobs {
-		e := s.expectedEnd(x)
+		e := s.rawEnd(x)
 		for k, y := range x.anodes {
 			if y == n {
 				later(pr.rel, x.keeps(k), e)
@@ -501,6 +518,7 @@ func (s *Scheduler) profile(n *node) *relProfile {
 					continue
 				}
 				e := s.endFrom(nm.j, s.now)
+				pr.stable = false
 				later(pr.rel, setOf(nm.allocs[k].GPUs), e)
 				if accounts {
 					c, m := n.reqOn(nm.j)
@@ -581,6 +599,9 @@ func (s *Scheduler) nodeTime(n *node, j *job) (time.Time, bool) {
 	}
 	if !t.Before(forever) {
 		return forever, false
+	}
+	if t.Before(s.now) {
+		t = s.now
 	}
 	c, m := n.reqOn(j)
 	if c == 0 && m == 0 {

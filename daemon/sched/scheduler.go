@@ -40,6 +40,9 @@ type Scheduler struct {
 	relBuf  []time.Time
 	holdBuf []relHold
 	endBuf  []shareEnd
+	// profEpoch changes with every event that may change a node's release
+	// profile without a nodeRefresh (reservation.go).
+	profEpoch uint64
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
@@ -100,6 +103,12 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.usageRestored(e)
 	default:
 		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
+	}
+	switch ev.(type) {
+	case Submitted, Exited, PriorityChanged, HoldChanged, DependencyOutcome, UsageRestored:
+		// Pending jobs only, or a job leaving its nodes (nodeRefresh).
+	default:
+		s.profEpoch++
 	}
 	s.drainNotices()
 	return err
