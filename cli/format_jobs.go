@@ -93,26 +93,18 @@ func execVnode(allocs []api.Alloc, r api.Resources) string {
 // scheduler estimates for them (their reservation), "--" without one.
 func writeJobTableEst(w io.Writer, jobs []api.JobSummary, sys *Sys) error {
 	now, loc := sys.now(), sys.loc()
-	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
-		{Head: []string{"", "Job ID"}, Width: 15, Trunc: true},
-		{Head: []string{"", "Username"}, Width: 8, Trunc: true},
-		{Head: []string{"", "Queue"}, Width: 8, Trunc: true},
-		{Head: []string{"", "Jobname"}, Width: 10, Trunc: true},
-		{Head: []string{"", "NDS"}, Width: 3, Right: true},
-		{Head: []string{"", "GPUs"}, Width: 4, Right: true},
-		{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
-		{Head: []string{"", "S"}, Width: 1},
-		{Head: []string{"Est", "Start"}, Width: 12, Right: true},
-		{Head: []string{"", "Reason"}, Width: 6},
-	}}
+	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: append(altLeadCols(),
+		column{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
+		column{Head: []string{"", "S"}, Width: 1},
+		column{Head: []string{"Est", "Start"}, Width: 12, Right: true},
+		column{Head: []string{"", "Reason"}, Width: 6},
+	)}
 	for _, j := range jobs {
-		n := max(j.Nodes, 1)
-		t.Rows = append(t.Rows, []cell{
-			{Text: j.ID}, {Text: j.User}, {Text: j.Share}, {Text: j.Name},
-			{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * j.GPUsPerNode)}, {Text: formatHM(j.Walltime)},
-			{Text: string(j.State), Style: stateStyle(j.State)},
-			{Text: estStart(j.EstStart, now, loc)}, {Text: j.Reason, Style: reasonStyle(j)},
-		})
+		t.Rows = append(t.Rows, append(altLeadCells(j),
+			cell{Text: formatHM(j.Walltime)},
+			cell{Text: string(j.State), Style: stateStyle(j.State)},
+			cell{Text: estStart(j.EstStart, now, loc)}, cell{Text: j.Reason, Style: reasonStyle(j)},
+		))
 	}
 	return t.render(w)
 }
@@ -163,33 +155,46 @@ func nodeLine(j api.JobSummary) string {
 // elapsed time and the pending reason.
 func writeJobTableAlt(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
 	now := sys.now()
-	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
+	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: append(altLeadCols(),
+		column{Head: []string{"Req'd", "Memory"}, Width: 6, Right: true},
+		column{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
+		column{Head: []string{"", "S"}, Width: 1},
+		column{Head: []string{"Elap", "Time"}, Width: 5, Right: true},
+		column{Head: []string{"", "Reason"}, Width: 6},
+	)}
+	for _, j := range jobs {
+		t.Rows = append(t.Rows, append(altLeadCells(j),
+			cell{Text: formatSizeShort(j.MemPerNode * int64(max(j.Nodes, 1)))}, cell{Text: formatHM(j.Walltime)},
+			cell{Text: string(j.State), Style: stateStyle(j.State)},
+			cell{Text: formatHM(elapsed(j, now))}, cell{Text: j.Reason, Style: reasonStyle(j)},
+		))
+		if nodes {
+			t.After = append(t.After, nodeLine(j))
+		}
+	}
+	return t.render(w)
+}
+
+// altLeadCols are the leading columns qstat -a and qstat -T share (PBS
+// Pro's alternate layout): the job, its owner, queue, name and size.
+func altLeadCols() []column {
+	return []column{
 		{Head: []string{"", "Job ID"}, Width: 15, Trunc: true},
 		{Head: []string{"", "Username"}, Width: 8, Trunc: true},
 		{Head: []string{"", "Queue"}, Width: 8, Trunc: true},
 		{Head: []string{"", "Jobname"}, Width: 10, Trunc: true},
 		{Head: []string{"", "NDS"}, Width: 3, Right: true},
 		{Head: []string{"", "GPUs"}, Width: 4, Right: true},
-		{Head: []string{"Req'd", "Memory"}, Width: 6, Right: true},
-		{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
-		{Head: []string{"", "S"}, Width: 1},
-		{Head: []string{"Elap", "Time"}, Width: 5, Right: true},
-		{Head: []string{"", "Reason"}, Width: 6},
-	}}
-	for _, j := range jobs {
-		n := max(j.Nodes, 1)
-		t.Rows = append(t.Rows, []cell{
-			{Text: j.ID}, {Text: j.User}, {Text: j.Share}, {Text: j.Name},
-			{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * j.GPUsPerNode)},
-			{Text: formatSizeShort(j.MemPerNode * int64(n))}, {Text: formatHM(j.Walltime)},
-			{Text: string(j.State), Style: stateStyle(j.State)},
-			{Text: formatHM(elapsed(j, now))}, {Text: j.Reason, Style: reasonStyle(j)},
-		})
-		if nodes {
-			t.After = append(t.After, nodeLine(j))
-		}
 	}
-	return t.render(w)
+}
+
+// altLeadCells are altLeadCols' cells for one job.
+func altLeadCells(j api.JobSummary) []cell {
+	n := max(j.Nodes, 1)
+	return []cell{
+		{Text: j.ID}, {Text: j.User}, {Text: j.Share}, {Text: j.Name},
+		{Text: strconv.Itoa(n)}, {Text: strconv.Itoa(n * j.GPUsPerNode)},
+	}
 }
 
 func reasonStyle(j api.JobSummary) string {
