@@ -109,8 +109,8 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	for i, c := range SizeClasses {
 		line("p95 wait "+c.Name, func(r *Result) string { return FormatDuration(Percentile(r.SizeWaits[i], 95)) })
 	}
-	line("slowdown p50", func(r *Result) string { return slowdown(PercentileFloat(r.Totals().Slowdowns, 50)) })
-	line("slowdown p95", func(r *Result) string { return slowdown(PercentileFloat(r.Totals().Slowdowns, 95)) })
+	line("slowdown p50", func(r *Result) string { return slowdown(Percentile(r.Totals().Slowdowns, 50)) })
+	line("slowdown p95", func(r *Result) string { return slowdown(Percentile(r.Totals().Slowdowns, 95)) })
 	line("Jain borrowers", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.BorrowerJain(), len(r.Borrowers())) })
 	line("Jain contending, daily", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJain, r.JainWindows) })
 	line("useful / bound", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
@@ -137,7 +137,7 @@ func WriteCompare(w io.Writer, results []*Result) error {
 					return "-"
 				}
 				s := r.Shares[i].Slowdowns
-				return slowdown(PercentileFloat(s, 50)) + "/" + slowdown(PercentileFloat(s, 95))
+				return slowdown(Percentile(s, 50)) + "/" + slowdown(Percentile(s, 95))
 			})
 		}
 	}

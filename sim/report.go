@@ -51,7 +51,7 @@ func WriteReport(w io.Writer, r *Result) error {
 			s.Name, strategy, s.Quota, s.Jobs, s.Finished, s.Failed, s.NeverStarted,
 			gpuHours(s.OwnGPUHours), gpuHours(s.BorrowedGPUHours), gpuHours(s.LentGPUHours),
 			FormatDuration(Percentile(s.Waits, 50)), FormatDuration(Percentile(s.Waits, 95)), FormatDuration(Percentile(s.Waits, 99)),
-			FormatDuration(queued), slowdown(PercentileFloat(s.Slowdowns, 50)), slowdown(PercentileFloat(s.Slowdowns, 95)), s.Preemptions, gpuHours(s.LostGPUHours), gpuHours(s.GraceGPUHours))
+			FormatDuration(queued), slowdown(Percentile(s.Slowdowns, 50)), slowdown(Percentile(s.Slowdowns, 95)), s.Preemptions, gpuHours(s.LostGPUHours), gpuHours(s.GraceGPUHours))
 	}
 	for i := range r.Shares {
 		s := &r.Shares[i]

@@ -179,22 +179,12 @@ func (r *Result) Totals() ShareResult {
 }
 
 // Percentile is the nearest-rank p-th percentile (0 < p <= 100) of sorted
-// durations; 0 for none.
-func Percentile(sorted []time.Duration, p float64) time.Duration {
+// values (durations, slowdowns); the zero value for none.
+func Percentile[T any](sorted []T, p float64) T {
 	n := len(sorted)
 	if n == 0 {
-		return 0
-	}
-	k := int(p/100*float64(n)+0.999999999) - 1
-	k = max(0, min(n-1, k))
-	return sorted[k]
-}
-
-// PercentileFloat is Percentile for sorted float64s; 0 for none.
-func PercentileFloat(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	k := int(p/100*float64(n)+0.999999999) - 1
 	k = max(0, min(n-1, k))
