@@ -379,11 +379,12 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	switch {
 	case wouldDelay:
 		r = ReasonBackfillWouldDelay
-	case !fitsPool && g > p.slack():
+	case !fitsPool && g > p.slack() && r != ReasonNoIdleNodes:
 		// The pool cannot hold it (the rest of the free GPUs is RESERVE
 		// shares' idle quota, or stands for GPUs leaving jobs still hold):
 		// no layout of the free GPUs would start it, so it is not
-		// Fragmented, nor short of CPUs or memory.
+		// Fragmented, nor short of CPUs or memory. (A place=excl job
+		// short of idle nodes keeps NoIdleNodes: that is true too.)
 		r = ReasonResources
 	}
 	if !fitsPool && g <= p.slack() {
