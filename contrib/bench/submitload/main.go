@@ -8,7 +8,7 @@
 // controller refuses jobs from root.
 //
 //	setpriv --reuid=1000 --regid=1000 --clear-groups submitload -socket S -share a -n 20000 -c 32
-//	setpriv ... submitload -server ctl:6818 -munge /run/munge/munge.socket.2 -share a -n 20000 -c 16
+//	setpriv ... submitload -server ctl:6822 -munge /run/munge/munge.socket.2 -share a -n 20000 -c 16
 package main
 
 import (
