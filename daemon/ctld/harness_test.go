@@ -239,13 +239,22 @@ func (tc *testCluster) attachNode(name string, running ...api.RunningJob) *scrip
 
 func (tc *testCluster) attachNodeWith(name string, inv *api.Inventory, running ...api.RunningJob) *scriptedNode {
 	tc.t.Helper()
+	return tc.attachHello(api.NodeMsg{Node: name, Running: running, Inventory: inv})
+}
+
+// attachHello connects a scripted node that says hello with the given
+// message (its type and secret filled in) and waits for the welcome.
+func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
+	tc.t.Helper()
+	name := hello.Node
 	conn, err := net.Dial("tcp", tc.listen)
 	if err != nil {
 		tc.t.Fatal(err)
 	}
 	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100)}
 	tc.t.Cleanup(func() { conn.Close() })
-	n.send(api.NodeMsg{Type: api.MsgHello, Node: name, Secret: testSecret, Running: running, Inventory: inv})
+	hello.Type, hello.Secret = api.MsgHello, testSecret
+	n.send(hello)
 	var w api.NodeMsg
 	if err := n.dec.Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error != "" {
 		tc.t.Fatalf("welcome: %v %+v", err, w)

@@ -1,7 +1,6 @@
 package ctld
 
 import (
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,30 +12,7 @@ import (
 // attachSessionNode is attachNode for a node that serves sessions at addr.
 func (tc *testCluster) attachSessionNode(name, addr string) *scriptedNode {
 	tc.t.Helper()
-	conn, err := net.Dial("tcp", tc.listen)
-	if err != nil {
-		tc.t.Fatal(err)
-	}
-	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100)}
-	tc.t.Cleanup(func() { conn.Close() })
-	n.send(api.NodeMsg{Type: api.MsgHello, Node: name, Secret: testSecret, Inventory: &api.Inventory{Source: "config", CPUs: 8}, SessionAddr: addr})
-	var w api.NodeMsg
-	if err := n.dec.Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error != "" {
-		tc.t.Fatalf("welcome: %v %+v", err, w)
-	}
-	go func() {
-		defer close(n.msgs)
-		for {
-			var m api.NodeMsg
-			if err := n.dec.Decode(&m); err != nil {
-				return
-			}
-			if m.Type != api.MsgHeartbeat {
-				n.msgs <- m
-			}
-		}
-	}()
-	return n
+	return tc.attachHello(api.NodeMsg{Node: name, Inventory: &api.Inventory{Source: "config", CPUs: 8}, SessionAddr: addr})
 }
 
 // TestSessionGrant: the controller grants a session to the job's owner
