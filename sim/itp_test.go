@@ -70,18 +70,7 @@ func TestReadITPHead(t *testing.T) {
 		t.Errorf("first row = %+v, want %+v", first, want)
 	}
 	// The converted trace reads back as the same jobs.
-	var b bytes.Buffer
-	if err := EncodeTrace(&b, jobs); err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeTrace(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range back {
-		back[i].Line = jobs[i].Line
-	}
-	if !reflect.DeepEqual(back, jobs) {
+	if back := roundTripTrace(t, jobs); !reflect.DeepEqual(back, jobs) {
 		t.Error("EncodeTrace/DecodeTrace changed the ITP jobs")
 	}
 	// Gzipped input gives the same.

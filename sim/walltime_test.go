@@ -114,14 +114,7 @@ func TestAddWalltimesITP(t *testing.T) {
 	if med := ratio[len(ratio)/2]; med > 0.5 {
 		t.Errorf("median run/walltime %.2f: the model hardly overestimates", med)
 	}
-	var b bytes.Buffer
-	if err := EncodeTrace(&b, jobs); err != nil {
-		t.Fatal(err)
-	}
-	back, err := DecodeTrace(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTripTrace(t, jobs)
 	for i := range back {
 		if back[i].Walltime != jobs[i].Walltime {
 			t.Fatalf("job %s: walltime %v read back as %v", jobs[i].ID, jobs[i].Walltime, back[i].Walltime)
