@@ -114,13 +114,19 @@ func BenchmarkFullPass(b *testing.B) {
 			c := newBenchCluster(b, sz.nodes, sz.pending)
 			runtime.GC() // the setup's garbage is not the pass's cost
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, p := range c.s.parts {
-					p.dirty = true
-				}
-				c.schedule()
-			}
+			c.fullPasses(b)
 		})
+	}
+}
+
+// fullPasses runs b.N passes that each look at every partition, as after
+// a capacity change.
+func (c *benchCluster) fullPasses(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, p := range c.s.parts {
+			p.dirty = true
+		}
+		c.schedule()
 	}
 }
 
@@ -139,12 +145,7 @@ func BenchmarkFullPassFairShare(b *testing.B) {
 			})
 			runtime.GC()
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, p := range c.s.parts {
-					p.dirty = true
-				}
-				c.schedule()
-			}
+			c.fullPasses(b)
 		})
 	}
 }
@@ -170,12 +171,7 @@ func BenchmarkBackfillPass(b *testing.B) {
 			c := newReservedCluster(b, sz.nodes, sz.pending, sz.fair)
 			runtime.GC()
 			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				for _, p := range c.s.parts {
-					p.dirty = true
-				}
-				c.schedule()
-			}
+			c.fullPasses(b)
 			b.ReportMetric(float64(len(c.s.Estimates())), "reservations")
 		})
 	}
@@ -317,12 +313,7 @@ func BenchmarkArray(b *testing.B) {
 		}
 	})
 	b.Run("full-pass", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			for _, p := range c.s.parts {
-				p.dirty = true
-			}
-			c.schedule()
-		}
+		c.fullPasses(b)
 	})
 }
 
