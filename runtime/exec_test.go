@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -63,7 +64,17 @@ func TestExecKeepsConfinement(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut lockedBuf
-			in := strings.NewReader("hello\n")
+			var in io.Reader = strings.NewReader("hello\n")
+			if tc.tty {
+				// With a terminal, the end of stdin hangs the terminal
+				// up (containerd's shim shuts its console down), which
+				// can beat the line to the shell's read: keep stdin open
+				// until the process has exited.
+				pr, pw := io.Pipe()
+				go pw.Write([]byte("hello\n"))
+				defer pw.Close()
+				in = pr
+			}
 			p, err := rt.Exec(ctx, s.JobID, runtime.ExecSpec{
 				Args: []string{"/bin/sh", "-c", tc.script}, Env: []string{"TERM=dumb"},
 				TTY: tc.tty, Rows: 33, Cols: 101, Stdin: in, Stdout: &out, Stderr: &errOut,
