@@ -638,12 +638,16 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		return errors.New("sharqctld accepted the job but returned no job id")
 	}
 	if job.Interactive {
+		ctx, stop := sys.interrupts(ctx)
+		defer stop()
 		return interactive(ctx, sys, resp.JobID)
 	}
 	if !opts.quiet {
 		fmt.Fprintln(sys.Stdout, resp.JobID)
 	}
 	if opts.block != nil && *opts.block {
+		ctx, stop := sys.interrupts(ctx)
+		defer stop()
 		return waitJob(ctx, sys, resp.JobID)
 	}
 	return nil

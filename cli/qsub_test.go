@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -560,5 +561,72 @@ func TestQsubScripts(t *testing.T) {
 			}
 			golden(t, "scripts/"+name+".golden", out.String())
 		})
+	}
+}
+
+// TestQsubInterrupts: qsub asks for the signal-watching context only for
+// what waits (-W block=true, -I), after the submission, and that context
+// ending (SIGINT) stops the wait as an interrupted qsub does; a plain
+// submission installs no signal handler.
+func TestQsubInterrupts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		asked  bool
+		code   int
+		stderr string
+	}{
+		{name: "plain", args: []string{"-h"}, code: 0},
+		{name: "quiet", args: []string{"-z"}, code: 0},
+		{name: "block", args: []string{"-W", "block=true"}, asked: true, code: 130, stderr: "stopped waiting for 7.lab"},
+		{name: "interactive", args: []string{"-I"}, asked: true, code: 130, stderr: "job 7.lab deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestSys(t)
+			ts.Stdin = strings.NewReader("true\n")
+			asked, submitted := 0, false
+			var interrupt context.CancelFunc
+			ts.Interrupts = func(ctx context.Context) (context.Context, context.CancelFunc) {
+				asked++
+				if !submitted {
+					t.Error("asked for signals before the job was submitted")
+				}
+				ctx, interrupt = context.WithCancel(ctx)
+				return ctx, interrupt
+			}
+			ts.rec.reply = func(req api.Request) (*api.Response, error) {
+				switch req.Op {
+				case api.OpSubmit:
+					submitted = true
+					return &api.Response{V: 1, JobID: "7.lab"}, nil
+				case api.OpWait, api.OpStat:
+					interrupt() // the user presses Ctrl-C while qsub waits
+					return nil, context.Canceled
+				}
+				return &api.Response{V: 1}, nil
+			}
+			code := Qsub(context.Background(), append([]string{"qsub"}, tc.args...), ts.Sys)
+			if want := map[bool]int{false: 0, true: 1}[tc.asked]; asked != want {
+				t.Errorf("Interrupts called %d times, want %d", asked, want)
+			}
+			if code != tc.code || !strings.Contains(ts.err.String(), tc.stderr) {
+				t.Errorf("exit %d, stderr %q; want %d, %q", code, ts.err, tc.code, tc.stderr)
+			}
+		})
+	}
+}
+
+// TestOSInterrupts: the real process's Interrupts ends its context on
+// SIGINT (caught, so the test process lives on).
+func TestOSInterrupts(t *testing.T) {
+	ctx, stop := OS(nil).Interrupts(context.Background())
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("SIGINT did not end the context")
 	}
 }

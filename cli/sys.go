@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -60,6 +62,13 @@ type Sys struct {
 	// RetryDelay is the first pause before qsub -W block=true reconnects
 	// after losing the controller (doubling up to 30s); 0 means one second.
 	RetryDelay time.Duration
+	// Interrupts returns a context that ends, as ctx does, or when the
+	// process gets SIGINT or SIGTERM (signal.NotifyContext), and its stop
+	// function. qsub asks for it only before it waits (-I, -W
+	// block=true): a plain submission installs no signal handler, which
+	// costs a goroutine and a locked thread of its own, and is ended by
+	// SIGINT as any short command is. nil: ctx as it is.
+	Interrupts func(ctx context.Context) (context.Context, context.CancelFunc)
 }
 
 // OS returns a Sys for this process, sending requests with call.
@@ -89,7 +98,18 @@ func OS(call Caller) *Sys {
 		Color:    term && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Call:     call,
 		Term:     tty,
+		Interrupts: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		},
 	}
+}
+
+// interrupts is s.Interrupts, or ctx unchanged when it is nil.
+func (s *Sys) interrupts(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.Interrupts == nil {
+		return context.WithCancel(ctx)
+	}
+	return s.Interrupts(ctx)
 }
 
 // getenv looks name up in s.Environ.

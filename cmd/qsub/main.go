@@ -4,18 +4,16 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sharq-hpc/sharq/cli"
 	"github.com/sharq-hpc/sharq/client"
 )
 
+// main installs no signal handler: qsub watches SIGINT and SIGTERM only
+// while it waits (-I, -W block=true; cli.Sys.Interrupts), so that a plain
+// submission starts no signal goroutine and thread.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	sys := cli.OS(client.Auto())
 	sys.DialSession = client.AutoSession()
-	code := cli.Qsub(ctx, os.Args, sys)
-	stop()
-	os.Exit(code)
+	os.Exit(cli.Qsub(context.Background(), os.Args, sys))
 }
