@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ErrBadVariable is wrapped by every -v parsing error.
 var ErrBadVariable = errors.New("bad variable list")
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName matches a variable name; compiled on first use (-v, -V), not in
+// every client command's start.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // envVar is one -v entry; Value is nil for a bare name (take qsub's own).
 type envVar struct {
@@ -48,7 +51,7 @@ func parseVariableList(s string) ([]envVar, error) {
 	for _, item := range items {
 		name, val, hasVal := strings.Cut(item, "=")
 		name = strings.TrimSpace(name)
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			return nil, fmt.Errorf("%w %q: %q is not a variable name", ErrBadVariable, s, name)
 		}
 		v := envVar{Name: name}
@@ -82,7 +85,7 @@ func jobEnv(environ []string, all bool, vars []envVar, workdir, host string) map
 			// A qsub inside a job has the job's PBS_* (PBS_JOBID,
 			// PBS_ARRAY_INDEX, PBS_O_*): they describe that job, not the
 			// new one, which gets its own.
-			if envName.MatchString(k) && !strings.HasPrefix(k, "PBS_") {
+			if envName().MatchString(k) && !strings.HasPrefix(k, "PBS_") {
 				env[k] = v
 			}
 		}

@@ -157,7 +157,7 @@ func FuzzParseVariableList(f *testing.F) {
 			return
 		}
 		for _, v := range vars {
-			if !envName.MatchString(v.Name) {
+			if !envName().MatchString(v.Name) {
 				t.Fatalf("%q gave variable name %q", s, v.Name)
 			}
 		}

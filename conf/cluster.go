@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
-var (
-	// containerd's namespace rule (identifiers.Validate).
-	namespaceRE = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
-)
+// namespaceRE is containerd's namespace rule (identifiers.Validate),
+// compiled on first use: the client commands link conf for [cluster] and
+// should not compile it at every start.
+var namespaceRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
+})
 
 // maxSocketPath is the longest path a Unix socket can bind (sun_path
 // holds 108 bytes with the terminating NUL).
@@ -160,7 +163,7 @@ func (l *loader) runtime(t *table) Runtime {
 	r.ClientBinDir = t.absPath("client_bin_dir", r.ClientBinDir)
 	if ns, ok := t.str("namespace"); ok {
 		r.Namespace = ns
-		if len(ns) > 76 || !namespaceRE.MatchString(ns) {
+		if len(ns) > 76 || !namespaceRE().MatchString(ns) {
 			t.errf("namespace", "%q is not a valid containerd namespace (letters and digits, with single '.', '_' or '-' between them; at most 76)", ns)
 		}
 	}
