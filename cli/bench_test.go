@@ -53,9 +53,21 @@ func BenchmarkQstatTables(b *testing.B) {
 // the job's environment. A qsub process does it once; the controller
 // round trip is a recorder.
 func BenchmarkQsubHold(b *testing.B) {
+	benchQsub(b, "#!/bin/sh\n#PBS -N bench\n#PBS -l ngpus=1,walltime=1:00:00\ntrue\n")
+}
+
+// BenchmarkQsubDirectives is BenchmarkQsubHold with a training script's
+// eight #PBS lines, as sites write them (one option a line).
+func BenchmarkQsubDirectives(b *testing.B) {
+	benchQsub(b, "#!/bin/bash\n#PBS -N train\n#PBS -q vision\n#PBS -l select=1:ngpus=4:ncpus=16:mem=64gb\n"+
+		"#PBS -l walltime=12:00:00\n#PBS -j oe\n#PBS -o logs/\n#PBS -V\n#PBS -m abe\n\ncd $PBS_O_WORKDIR\npython train.py\n")
+}
+
+// benchQsub runs `qsub -h job.sh` with body as job.sh, up to the request.
+func benchQsub(b *testing.B, body string) {
 	dir := b.TempDir()
 	script := dir + "/job.sh"
-	if err := os.WriteFile(script, []byte("#!/bin/sh\n#PBS -N bench\n#PBS -l ngpus=1,walltime=1:00:00\ntrue\n"), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	sys := &Sys{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: dir, Host: "login1",

@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"github.com/sharq-hpc/sharq/jobid"
-
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 func FuzzParseResourceList(f *testing.F) {
@@ -160,6 +161,70 @@ func FuzzParseVariableList(f *testing.F) {
 			if !envName().MatchString(v.Name) {
 				t.Fatalf("%q gave variable name %q", s, v.Name)
 			}
+		}
+	})
+}
+
+// perLineDirectives is what parseDirectives did before it joined lines: a
+// parse per #PBS line, each problem named with its line.
+func perLineDirectives(sys *Sys, opts *qsubOpts, dirs []Directive) error {
+	var problems []error
+	for _, d := range dirs {
+		if err := parseDirective(sys, opts, d); err != nil {
+			where := fmt.Sprintf("job.sh line %d: #PBS %s", d.Line, strings.Join(d.Args, " "))
+			all := optionProblems(sys, d.Args, false)
+			if len(all) < 2 {
+				all = []error{err}
+			}
+			for _, e := range all {
+				problems = append(problems, fmt.Errorf("%s: %w", where, e))
+			}
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// FuzzDirectivesJoined: parsing all #PBS lines in one run gives the
+// options, and the errors, of a parse per line.
+func FuzzDirectivesJoined(f *testing.F) {
+	for _, s := range []string{
+		"#PBS -N train\n#PBS -l ngpus=4 -q vision\n#PBS -h\n#PBS -V\n",
+		"#PBS -N\n#PBS -h\n",               // -N waits for a value: not the next line's -h
+		"#PBS -l\n#PBS ngpus=1\n",          // nor the next line's word
+		"#PBS -h\n#PBS -l ngpus=1 extra\n", // a word that is not an option
+		"#PBS --\n#PBS -N x\n",             // -- on a line of its own
+		"#PBS -N a -- b\n#PBS -z\n",        // -- inside a line
+		"#PBS -v A=1\n#PBS -v B=2,C\n#PBS -V\n",
+		"#PBS -Nfoo\n#PBS -lngpus=2\n#PBS -jo\n", // attached values
+		"#PBS -N=x\n#PBS -p=3\n",
+		"#PBS -p 5\n#PBS -p 7\n#PBS -N a\n#PBS -N b\n", // the last wins
+		"#PBS -W depend=afterok:1\n#PBS -W block=true,grace=5m\n",
+		"#PBS -A acct -m abe\n#PBS -M a@b -r y\n#PBS -A x\n", // ignored
+		"#PBS -x\n#PBS -N ok\n",                              // unknown
+		"#PBS -N bad/name\n#PBS -p 99999\n#PBS -j xx\n",      // invalid values
+		"#PBS -J 1-3\n#PBS -t 1-4%2\n",
+		"#PBS -I\n#PBS -l select=2:ngpus=8,walltime=1:00:00\n#PBS -o out/ -e err\n",
+		"#PBS -u bob\n#PBS -N n\n", // refused
+		"#PBS -N -h\n#PBS -l -\n#PBS -\n",
+		"#PBS -S /bin/bash -d /tmp -a 2330\n#PBS -k oe -c n\n",
+		"#PBS -h=false\n#PBS -V=true\n#PBS --N x\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		dirs, err := ParseDirectives(script, DefaultDirectivePrefix)
+		if err != nil || len(dirs) > 50 {
+			return
+		}
+		sys := &Sys{Dir: "/work", Now: func() time.Time { return testNow }, Location: time.UTC}
+		var joined, perLine qsubOpts
+		errJoined := parseDirectives(sys, &joined, dirs, "job.sh", "#PBS")
+		errPerLine := perLineDirectives(sys, &perLine, dirs)
+		if fmt.Sprint(errJoined) != fmt.Sprint(errPerLine) {
+			t.Fatalf("%q: error %v, a parse per line: %v", script, errJoined, errPerLine)
+		}
+		if errJoined == nil && !reflect.DeepEqual(joined, perLine) {
+			t.Fatalf("%q: options %+v, a parse per line: %+v", script, joined, perLine)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -551,21 +552,8 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}
-		var problems []error
-		for _, d := range dirs {
-			if err := parseDirective(sys, opts, d); err != nil {
-				where := fmt.Sprintf("%s line %d: %s %s", label, d.Line, prefix, strings.Join(d.Args, " "))
-				all := optionProblems(sys, d.Args, false)
-				if len(all) < 2 {
-					all = []error{err}
-				}
-				for _, e := range all {
-					problems = append(problems, fmt.Errorf("%s: %w", where, e))
-				}
-			}
-		}
-		if len(problems) > 0 {
-			return errors.Join(problems...)
+		if err := parseDirectives(sys, opts, dirs, label, prefix); err != nil {
+			return err
 		}
 	}
 	opts.overlay(cmd)
@@ -653,8 +641,57 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	return nil
 }
 
+// parseDirectives applies the #PBS lines' options to opts, in order. When
+// every line is whole (options only, each option that takes a value with
+// its value on its own line), all lines go through one run of the option
+// parser: the same options in the same order as a run per line, for the
+// cost of one (urfave builds its flag set anew at every run, and that is
+// most of a directive's cost). Otherwise, or when that run fails, opts is
+// parsed again from where it was, a run per line, which names each
+// problem's line (label line N: prefix args: problem).
+func parseDirectives(sys *Sys, opts *qsubOpts, dirs []Directive, label, prefix string) error {
+	if len(dirs) > 1 {
+		lines := make([][]string, len(dirs))
+		for i, d := range dirs {
+			lines[i] = d.Args
+		}
+		try := *opts
+		if parseOptions(sys, &try, lines) == nil {
+			*opts = try
+			return nil
+		}
+	}
+	var problems []error
+	for _, d := range dirs {
+		if err := parseDirective(sys, opts, d); err != nil {
+			where := fmt.Sprintf("%s line %d: %s %s", label, d.Line, prefix, strings.Join(d.Args, " "))
+			all := optionProblems(sys, d.Args, false)
+			if len(all) < 2 {
+				all = []error{err}
+			}
+			for _, e := range all {
+				problems = append(problems, fmt.Errorf("%s: %w", where, e))
+			}
+		}
+	}
+	return errors.Join(problems...)
+}
+
 // parseDirective applies one #PBS line's options to opts.
 func parseDirective(sys *Sys, opts *qsubOpts, d Directive) error {
+	return parseOptions(sys, opts, [][]string{d.Args})
+}
+
+// errNotWhole is parseOptions' answer to lines that cannot be parsed as
+// one: one holds something other than options, or ends with an option
+// that waits for its value.
+var errNotWhole = errors.New("directive lines are not whole")
+
+// parseOptions applies directive lines' options to opts in one run of the
+// option parser. With more than one line, every line must be whole (else
+// errNotWhole, and opts is untouched): joined, a value option left at the
+// end of one line would take the next line's first word.
+func parseOptions(sys *Sys, opts *qsubOpts, lines [][]string) error {
 	app := newApp(sys, "qsub", "", "", "")
 	app.Writer, app.ErrWriter = io.Discard, io.Discard
 	app.Flags = qsubFlags(opts, sys, false)
@@ -665,7 +702,22 @@ func parseDirective(sys *Sys, opts *qsubOpts, d Directive) error {
 		return nil
 	}
 	valueOpts, boolOpts := flagKinds(app.Flags)
-	args := append([]string{"qsub"}, splitAttached(d.Args, valueOpts, boolOpts)...)
+	args := []string{"qsub"}
+	for _, line := range lines {
+		split := splitAttached(line, valueOpts, boolOpts)
+		if len(lines) > 1 {
+			if slices.Contains(split, "--") {
+				return errNotWhole
+			}
+			for _, g := range optionGroups(split, valueOpts) {
+				name, _, hasEq := strings.Cut(strings.TrimLeft(g[0], "-"), "=")
+				if !strings.HasPrefix(g[0], "-") || g[0] == "-" || g[0] == "--" || valueOpts[name] && !hasEq && len(g) < 2 {
+					return errNotWhole
+				}
+			}
+		}
+		args = append(args, split...)
+	}
 	err := app.Run(args)
 	var ue usageError
 	if errors.As(err, &ue) {
