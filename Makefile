@@ -3,6 +3,7 @@ GO        ?= go
 BIN       ?= bin
 # go-nvml's headers print deprecation warnings; they are harmless.
 export CGO_CFLAGS ?= -Wno-deprecated-declarations
+# (The tests build with cgo, as go does by default; build says per binary.)
 export CGO_ENABLED = 1
 # urfave/cli without its man-page and markdown generators (and blackfriday):
 # the client commands start faster (contrib/bench/vs-slurm.sh).
@@ -12,16 +13,22 @@ export GOFLAGS += -tags=urfave_cli_no_docs
 
 all: build
 
-# The client commands are static binaries (libmunge and the C library
-# linked in, Go's own user and DNS lookups): sharqd bind-mounts them into
-# job containers, whose image may have no C library at all.
+# cgo only for the binaries that need the C library: sharqd and sharq-gpus
+# load NVIDIA's NVML with dlopen (go-nvml), and sharqctld asks NSS (LDAP,
+# sssd: getpwuid_r, getgrouplist) for its users' groups. Everything else is
+# pure Go (MUNGE included: internal/munge speaks munged's socket protocol),
+# so the client commands are static binaries by themselves: sharqd
+# bind-mounts them into job containers, whose image may have no C library.
+CGO_CMDS  = sharqd sharq-gpus sharqctld
 CLIENTS   = qsub qstat qdel qhold qrls qalter qexec sharqctl
-STATIC    = -tags osusergo,netgo,urfave_cli_no_docs -ldflags '-extldflags=-static'
+PURE_CMDS = $(filter-out $(CGO_CMDS),$(notdir $(wildcard cmd/*)))
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -trimpath -o $(BIN)/ ./cmd/...
-	$(GO) build -trimpath $(STATIC) -o $(BIN)/ $(addprefix ./cmd/,$(CLIENTS))
+	CGO_ENABLED=1 $(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(CGO_CMDS))
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(PURE_CMDS))
+	@for c in $(CLIENTS); do $(GO) version -m $(BIN)/$$c | grep -q 'CGO_ENABLED=0' || \
+		{ echo "$(BIN)/$$c is built with cgo: the client commands must be static (pure Go)" >&2; exit 1; }; done
 
 # Tests run as root: they start a private containerd, real daemons and real
 # containers. deps installs the Debian packages they need (nothing that is
@@ -72,8 +79,6 @@ bench-system:
 	$(GO) test -run '^$$' -bench . -benchtime 5x ./e2e/
 
 # A working local cluster in the foreground; Ctrl-C stops it cleanly.
-# (The build links libmunge: its header comes with the packages, so they
-# are installed before it on a fresh machine.)
 up: local-deps build
 	contrib/local/up.sh
 

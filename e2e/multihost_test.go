@@ -19,11 +19,9 @@ import (
 	"github.com/sharq-hpc/sharq/internal/testenv"
 )
 
-// staticBin holds the client commands linked statically, as `make build`
-// makes them: sharqd mounts them into job containers, whose busybox image
-// has no C library. (Without the Makefile's osusergo,netgo tags, so that
-// the build shares the package cache with the other binaries; the linker
-// warns about NSS functions, which these commands do not call.)
+// staticBin holds the client commands built without cgo, as `make build`
+// makes them (static by themselves): sharqd mounts them into job
+// containers, whose busybox image has no C library.
 var staticBin struct {
 	once sync.Once
 	dir  string
@@ -34,11 +32,13 @@ func staticClients(t testing.TB) string {
 	t.Helper()
 	staticBin.once.Do(func() {
 		staticBin.dir = filepath.Join(filepath.Dir(binDir), "static")
-		args := []string{"build", "-ldflags=-extldflags=-static", "-o", staticBin.dir + "/"}
+		args := []string{"build", "-o", staticBin.dir + "/"}
 		for _, c := range []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "sharqctl"} {
 			args = append(args, "github.com/sharq-hpc/sharq/cmd/"+c)
 		}
-		out, err := exec.Command("go", args...).CombinedOutput()
+		build := exec.Command("go", args...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, err := build.CombinedOutput()
 		if err != nil {
 			staticBin.err = fmt.Errorf("static clients: %v: %s", err, out)
 		}

@@ -18,7 +18,7 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; [ -s "$tmp/ctld.log" ] && cat "$tmp/ctld.log" >&2; rm -rf "$tmp"' EXIT
 cd "$repo"
 go build -o "$tmp/bin/" ./cmd/sharqctld ./contrib/bench/submitload
-go build -tags osusergo,netgo -ldflags '-extldflags=-static' -o "$tmp/bin/" ./cmd/qsub
+CGO_ENABLED=0 go build -o "$tmp/bin/" ./cmd/qsub   # static, as make build makes it
 mkdir -m 700 "$tmp/key"
 head -c 128 /dev/urandom >"$tmp/key/munge.key"
 chmod 600 "$tmp/key/munge.key"

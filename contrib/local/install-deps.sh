@@ -3,18 +3,20 @@
 #   containerd, runc   run the jobs' containers
 #   busybox-static     the one binary in the small local image (no registry needed)
 #   util-linux         setpriv, to run commands as another user
-#   munge, libmunge-dev  MUNGE (identity across hosts): munged for the tests,
-#                      the library and header the commands link (cgo)
+#   munge              MUNGE (identity across hosts): munged, and the munge and
+#                      unmunge commands the tests check interoperability with
+#                      (sharq speaks munged's socket protocol: no libmunge)
 #   iproute2           ip netns and veth pairs for the multi-host test
 # and, with --test (make deps, CI), what only the tests need:
 #   postgresql-15      the job history tests start a private PostgreSQL cluster
 #   prometheus         the dashboard and alert-rule tests scrape a real sharqctld
 #   snakemake          the workflow test runs Snakemake's cluster mode on sharq (image "host")
+#   faketime           a munged with its clock shifted, for rewound and expired credentials
 # Run as root. Installs nothing that is already there.
 set -euo pipefail
-pkgs=(containerd runc busybox-static util-linux munge libmunge-dev iproute2)
+pkgs=(containerd runc busybox-static util-linux munge iproute2)
 if [ "${1:-}" = --test ]; then
-  pkgs+=(postgresql-15 prometheus snakemake)
+  pkgs+=(postgresql-15 prometheus snakemake faketime)
 fi
 need=()
 for p in "${pkgs[@]}"; do

@@ -1,5 +1,5 @@
-// Package munge binds libmunge, the client library of the MUNGE
-// authentication service (https://dun.github.io/munge/), with cgo: Encode
+// Package munge is a client of munged, the daemon of the MUNGE
+// authentication service (https://dun.github.io/munge/), in Go: Encode
 // asks the local munged for a credential that carries a payload and the
 // caller's uid and gid; Decode asks a munged (with the same key, on any
 // host) to check one and returns who made it. munged refuses a credential
@@ -7,8 +7,14 @@
 // with another key; each cause is a sentinel error (ErrReplayed,
 // ErrExpired, ErrInvalid, ...) that errors.Is finds.
 //
-// Only munge_encode and munge_decode are bound, through two small C
-// wrappers (munge_ctx_set is variadic, which cgo cannot call). The binary
-// links libmunge; the client commands link it statically (see Makefile)
-// so that they also run in job containers whose image has no C library.
+// It speaks munged's own Unix-socket protocol (wire.go: the messages of
+// MUNGE 0.5.x, version 4) with libmunge's timeouts and retries (xfer.go),
+// instead of linking libmunge with cgo: no Go module for MUNGE is to be
+// had, and without cgo the client commands are static binaries by
+// themselves (they also run in job containers whose image has no C
+// library) and start faster. munged learns who the client is from the
+// socket (SO_PEERCRED), so nothing of the caller's is sent but the
+// request. What comes back is bounded (maxReply) and parsed field by
+// field (fuzzed); the socket is munged's, so a well-formed answer is
+// trusted as munged's word.
 package munge

@@ -1,22 +1,15 @@
 package munge
 
-/*
-#include <stdlib.h>
-#include <munge.h>
-*/
-import "C"
-
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 )
 
 // The causes a caller branches on; every error of Encode and Decode wraps
 // one of them (errors.Is) together with munged's own message.
 var (
 	// ErrSocket: munged does not answer at the socket (not running, or
-	// the path is wrong).
+	// the path is wrong), or what answers does not speak its protocol.
 	ErrSocket = errors.New("cannot talk to munged")
 	// ErrBadCredential: the text is not a credential at all.
 	ErrBadCredential = errors.New("malformed credential")
@@ -34,44 +27,88 @@ var (
 	ErrUnauthorized = errors.New("credential not for this decoder")
 	// ErrBadArg: a bad argument (payload too large, ttl out of range).
 	ErrBadArg = errors.New("bad argument")
-	// ErrMunge: any other failure libmunge reports.
+	// ErrMunge: any other failure munged reports.
 	ErrMunge = errors.New("munge failure")
 )
 
-// mungeErr maps a munge_err_t to its sentinel, with munged's message (msg
-// is freed here).
-func mungeErr(e C.munge_err_t, msg *C.char) error {
-	detail := ""
-	if msg != nil {
-		detail = C.GoString(msg)
-		C.free(unsafe.Pointer(msg))
-	}
-	if e == C.EMUNGE_SUCCESS {
-		return nil
-	}
+// munged's error numbers (munge_err_t in munge.h).
+const (
+	codeSuccess      = 0
+	codeSnafu        = 1
+	codeBadArg       = 2
+	codeBadLength    = 3
+	codeOverflow     = 4
+	codeNoMemory     = 5
+	codeSocket       = 6
+	codeTimeout      = 7
+	codeBadCred      = 8
+	codeBadVersion   = 9
+	codeBadCipher    = 10
+	codeBadMAC       = 11
+	codeBadZip       = 12
+	codeBadRealm     = 13
+	codeInvalid      = 14
+	codeExpired      = 15
+	codeRewound      = 16
+	codeReplayed     = 17
+	codeUnauthorized = 18
+)
+
+// codeText is munge_strerror's text for each number.
+var codeText = [...]string{
+	codeSuccess:      "Success",
+	codeSnafu:        "Internal error",
+	codeBadArg:       "Invalid argument",
+	codeBadLength:    "Exceeded maximum message length",
+	codeOverflow:     "Buffer overflow",
+	codeNoMemory:     "Out of memory",
+	codeSocket:       "Socket communication error",
+	codeTimeout:      "Socket timeout",
+	codeBadCred:      "Invalid credential format",
+	codeBadVersion:   "Invalid credential version",
+	codeBadCipher:    "Invalid cipher type",
+	codeBadMAC:       "Invalid MAC type",
+	codeBadZip:       "Invalid compression type",
+	codeBadRealm:     "Unrecognized security realm",
+	codeInvalid:      "Invalid credential",
+	codeExpired:      "Expired credential",
+	codeRewound:      "Rewound credential",
+	codeReplayed:     "Replayed credential",
+	codeUnauthorized: "Unauthorized credential",
+}
+
+// codeErr maps munged's error number to its cause, with munged's message
+// (or munge_strerror's text when it sent none); nil for success.
+func codeErr(code uint8, msg string) error {
 	var base error
-	switch e {
-	case C.EMUNGE_SOCKET, C.EMUNGE_TIMEOUT:
+	switch code {
+	case codeSuccess:
+		return nil
+	case codeSocket, codeTimeout:
 		base = ErrSocket
-	case C.EMUNGE_BAD_CRED, C.EMUNGE_BAD_VERSION, C.EMUNGE_BAD_CIPHER, C.EMUNGE_BAD_MAC, C.EMUNGE_BAD_ZIP, C.EMUNGE_BAD_REALM:
+	case codeBadCred, codeBadVersion, codeBadCipher, codeBadMAC, codeBadZip, codeBadRealm:
 		base = ErrBadCredential
-	case C.EMUNGE_CRED_INVALID:
+	case codeInvalid:
 		base = ErrInvalid
-	case C.EMUNGE_CRED_EXPIRED:
+	case codeExpired:
 		base = ErrExpired
-	case C.EMUNGE_CRED_REWOUND:
+	case codeRewound:
 		base = ErrRewound
-	case C.EMUNGE_CRED_REPLAYED:
+	case codeReplayed:
 		base = ErrReplayed
-	case C.EMUNGE_CRED_UNAUTHORIZED:
+	case codeUnauthorized:
 		base = ErrUnauthorized
-	case C.EMUNGE_BAD_ARG, C.EMUNGE_BAD_LENGTH:
+	case codeBadArg, codeBadLength:
 		base = ErrBadArg
 	default:
 		base = ErrMunge
 	}
-	if detail == "" {
-		detail = C.GoString(C.munge_strerror(e))
+	if msg == "" {
+		if int(code) < len(codeText) {
+			msg = codeText[code]
+		} else {
+			msg = fmt.Sprintf("unknown error %d", code)
+		}
 	}
-	return fmt.Errorf("%w: %s", base, detail)
+	return fmt.Errorf("%w: %s", base, msg)
 }

@@ -1,73 +1,10 @@
 package munge
 
-/*
-#cgo LDFLAGS: -lmunge
-#include <stdlib.h>
-#include <string.h>
-#include <munge.h>
-
-// sharq_encode creates a credential with payload buf, from the munged at
-// socket (NULL: libmunge's default) with the given ttl (0: munged's).
-static munge_err_t sharq_encode(const char *socket, int ttl, const void *buf, int len,
-		char **cred, char **msg) {
-	munge_ctx_t ctx = munge_ctx_create();
-	munge_err_t e;
-	*cred = NULL;
-	*msg = NULL;
-	if (ctx == NULL)
-		return EMUNGE_NO_MEMORY;
-	if (socket != NULL && (e = munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket)) != EMUNGE_SUCCESS)
-		goto out;
-	if (ttl > 0 && (e = munge_ctx_set(ctx, MUNGE_OPT_TTL, ttl)) != EMUNGE_SUCCESS)
-		goto out;
-	e = munge_encode(cred, ctx, buf, len);
-out:
-	if (e != EMUNGE_SUCCESS) {
-		const char *m = munge_ctx_strerror(ctx);
-		if (m != NULL)
-			*msg = strdup(m);
-	}
-	munge_ctx_destroy(ctx);
-	return e;
-}
-
-// sharq_decode checks cred with the munged at socket. On the errors for
-// which libmunge still fills them (expired, rewound, replayed), uid, gid,
-// payload and times are set too.
-static munge_err_t sharq_decode(const char *socket, const char *cred,
-		void **buf, int *len, uid_t *uid, gid_t *gid, time_t *encoded, int *ttl, char **msg) {
-	munge_ctx_t ctx = munge_ctx_create();
-	munge_err_t e;
-	*buf = NULL;
-	*len = 0;
-	*msg = NULL;
-	*encoded = 0;
-	*ttl = 0;
-	if (ctx == NULL)
-		return EMUNGE_NO_MEMORY;
-	if (socket != NULL && (e = munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket)) != EMUNGE_SUCCESS)
-		goto out;
-	e = munge_decode(cred, ctx, buf, len, uid, gid);
-	munge_ctx_get(ctx, MUNGE_OPT_ENCODE_TIME, encoded);
-	munge_ctx_get(ctx, MUNGE_OPT_TTL, ttl);
-out:
-	if (e != EMUNGE_SUCCESS) {
-		const char *m = munge_ctx_strerror(ctx);
-		if (m != NULL)
-			*msg = strdup(m);
-	}
-	munge_ctx_destroy(ctx);
-	return e;
-}
-*/
-import "C"
-
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
-	"unsafe"
 )
 
 // DefaultSocket is munged's socket unless its --socket says otherwise.
@@ -90,33 +27,30 @@ type Credential struct {
 }
 
 // Encode returns a credential for payload from the munged at socket ("" is
-// DefaultSocket), valid for ttl (0: munged's default, 5 minutes). It
-// blocks until munged answers; ctx is checked before the call (libmunge
-// has its own timeout and retries).
+// DefaultSocket), valid for ttl (0: munged's default, 5 minutes; a
+// fraction of a second counts as a whole one). It blocks until munged
+// answers, ctx ends, or libmunge's timeouts and retries run out
+// (xfer.go).
 func Encode(ctx context.Context, socket string, payload []byte, ttl time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("munge encode: %w", err)
 	}
 	if len(payload) > MaxPayload {
-		return "", fmt.Errorf("munge encode: payload of %d bytes: %w", len(payload), ErrBadArg)
+		return "", fmt.Errorf("munge encode: payload of %d bytes (at most %d): %w", len(payload), MaxPayload, ErrBadArg)
 	}
 	if ttl < 0 || ttl > 24*time.Hour {
-		return "", fmt.Errorf("munge encode: ttl %v: %w", ttl, ErrBadArg)
+		return "", fmt.Errorf("munge encode: ttl %v (0 to 24h): %w", ttl, ErrBadArg)
 	}
-	csock := cSocket(socket)
-	defer C.free(unsafe.Pointer(csock))
-	var buf unsafe.Pointer
-	if len(payload) > 0 {
-		buf = C.CBytes(payload)
-		defer C.free(buf)
+	secs := uint32((ttl + time.Second - 1) / time.Second)
+	socket = socketName(socket)
+	rep, err := transact(ctx, socket, func(retry uint8) []byte { return encodeRequest(retry, payload, secs) }, msgEncRsp, parseEncodeReply)
+	if err == nil {
+		err = rep.err()
 	}
-	var cred, msg *C.char
-	e := C.sharq_encode(csock, C.int(ttl/time.Second), buf, C.int(len(payload)), &cred, &msg)
-	defer C.free(unsafe.Pointer(cred))
-	if err := mungeErr(e, msg); err != nil {
-		return "", fmt.Errorf("munge encode (socket %s): %w", socketName(socket), err)
+	if err != nil {
+		return "", fmt.Errorf("munge encode (socket %s): %w", socket, err)
 	}
-	return C.GoString(cred), nil
+	return rep.cred, nil
 }
 
 // Decode checks cred with the munged at socket ("" is DefaultSocket). On
@@ -129,33 +63,26 @@ func Decode(ctx context.Context, socket, cred string) (Credential, error) {
 	if err := checkFormat(cred); err != nil {
 		return Credential{}, fmt.Errorf("munge decode: %w", err)
 	}
-	csock := cSocket(socket)
-	defer C.free(unsafe.Pointer(csock))
-	ccred := C.CString(cred)
-	defer C.free(unsafe.Pointer(ccred))
-	var (
-		buf     unsafe.Pointer
-		n       C.int
-		uid     C.uid_t
-		gid     C.gid_t
-		encoded C.time_t
-		ttl     C.int
-		msg     *C.char
-	)
-	e := C.sharq_decode(csock, ccred, &buf, &n, &uid, &gid, &encoded, &ttl, &msg)
-	defer C.free(buf)
-	c := Credential{UID: uint32(uid), GID: uint32(gid), Encoded: time.Unix(int64(encoded), 0), TTL: time.Duration(ttl) * time.Second}
-	if buf != nil && n > 0 {
-		c.Payload = C.GoBytes(buf, n)
+	socket = socketName(socket)
+	rep, err := transact(ctx, socket, func(retry uint8) []byte { return decodeRequest(retry, cred) }, msgDecRsp, parseDecodeReply)
+	if err != nil {
+		return Credential{}, fmt.Errorf("munge decode (socket %s): %w", socket, err)
 	}
-	if err := mungeErr(e, msg); err != nil {
-		return c, fmt.Errorf("munge decode (socket %s): %w", socketName(socket), err)
+	var c Credential
+	switch rep.code {
+	case codeSuccess, codeExpired, codeRewound, codeReplayed:
+		// munged leaves what it decoded in these replies only.
+		c = Credential{UID: rep.uid, GID: rep.gid, Payload: rep.payload,
+			Encoded: time.Unix(int64(rep.encoded), 0), TTL: time.Duration(rep.ttl) * time.Second}
+	}
+	if err := rep.err(); err != nil {
+		return c, fmt.Errorf("munge decode (socket %s): %w", socket, err)
 	}
 	return c, nil
 }
 
-// checkFormat refuses what cannot be a credential before libmunge sees
-// it: too long, or not "MUNGE:" base64 ":" (a NUL would cut it short).
+// checkFormat refuses what cannot be a credential before munged sees it:
+// too long, or not "MUNGE:" base64 ":" (a NUL would cut it short).
 func checkFormat(cred string) error {
 	if len(cred) > MaxCredential {
 		return fmt.Errorf("credential of %d bytes (at most %d): %w", len(cred), MaxCredential, ErrBadCredential)
@@ -172,13 +99,6 @@ func checkFormat(cred string) error {
 		}
 	}
 	return nil
-}
-
-func cSocket(socket string) *C.char {
-	if socket == "" {
-		return nil
-	}
-	return C.CString(socket)
 }
 
 func socketName(socket string) string {
