@@ -27,7 +27,7 @@ type Target struct {
 	// TLS, when set, wraps the TCP connection (client_tls); ServerName is
 	// filled in per server.
 	TLS         *tls.Config
-	MungeSocket string // the local munged ("" = libmunge's default)
+	MungeSocket string // the local munged ("" = munge.DefaultSocket)
 	// AnswerTimeout bounds the wait for one server's answer when another
 	// server is left to try (every request but OpWait, which waits for a
 	// job's end): a paused or cut-off controller is left for the next.

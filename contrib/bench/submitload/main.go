@@ -33,7 +33,7 @@ func main() {
 	c := flag.Int("c", 16, "concurrent clients")
 	reconnect := flag.Bool("reconnect", false, "a new connection for every job")
 	server := flag.String("server", "", "submit over TCP to this host:port (MUNGE) instead of the socket")
-	mungeSock := flag.String("munge", "", "munged socket for -server (default libmunge's)")
+	mungeSock := flag.String("munge", "", "munged socket for -server (default "+munge.DefaultSocket+")")
 	pre := flag.Bool("precred", false, "with -server: make every credential before the clock starts, as when the "+
 		"clients' munged run on their own hosts (only the controller's decode is timed)")
 	flag.Parse()
