@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,8 +20,8 @@ import (
 )
 
 // schemaVersion is the layout this package writes and understands:
-// buckets meta (schema, next), jobs (SortKey -> value), finished
-// (finishedKey -> empty).
+// buckets meta (schema, next, walApplied), jobs (SortKey -> value),
+// finished (finishedKey -> empty), state (key -> value).
 const schemaVersion = 1
 
 // FileName is the spool file inside the spool directory.
@@ -36,6 +37,10 @@ var (
 	bucketState    = []byte("state")
 	keySchema      = []byte("schema")
 	keyNext        = []byte("next")
+	// keyApplied is the LSN of the last write-ahead log entry jobs.db
+	// holds (absent: 0). A spool without it (written before the log) reads
+	// as one with nothing logged.
+	keyApplied = []byte("walApplied")
 )
 
 // Options tune Open.
@@ -46,25 +51,55 @@ type Options struct {
 	// LockTimeout bounds the wait for the spool's flock; 0 means
 	// DefaultLockTimeout.
 	LockTimeout time.Duration
+
+	limits walLimits // zero: defaultLimits (tests set small ones)
 }
 
+// walLimits say when a checkpoint is due: when the overlay holds more than
+// entries records and state keys or bytes of data, or the log would grow
+// past logSize.
+type walLimits struct {
+	entries int
+	bytes   int
+	logSize int64
+}
+
+var defaultLimits = walLimits{entries: 8192, bytes: 16 << 20, logSize: 64 << 20}
+
 // Bolt is the bbolt-backed Spool. Create it with Open.
+//
+// Writes go to the write-ahead log (one frame, one fdatasync) and into an
+// in-memory overlay of jobs.db; a checkpoint commits the overlay into
+// jobs.db in one bbolt transaction and starts the log over.
 type Bolt struct {
 	dir  string
 	path string
 	db   *bolt.DB
+	lim  walLimits
 
 	mu     sync.RWMutex // held shared by operations, exclusively by Close
 	closed bool
+
+	wmu     sync.Mutex // serializes writes: log appends, overlay changes, checkpoints
+	wal     *walFile
+	applied uint64 // LSN of the last log entry in jobs.db
+	next    uint64 // NextIDs high-water mark, logged or in jobs.db
+	broken  error  // set when the log or jobs.db failed a write; every later write fails
+
+	omu sync.RWMutex // held exclusively to change ov, shared to read it
+	ov  overlay
 }
 
 var _ Spool = (*Bolt)(nil)
 
 // Open opens (creating if needed) the spool in dir: dir is created with mode
-// 0700 and the file dir/jobs.db with 0600. The file is locked exclusively;
-// if another process holds it Open fails with an error wrapping ErrLocked
-// after Options.LockTimeout. A file written by a newer schema fails with
-// ErrSchema.
+// 0700 and the files dir/jobs.db and dir/jobs.wal with 0600. The spool is
+// locked exclusively; if another process holds it Open fails with an error
+// wrapping ErrLocked after Options.LockTimeout. A file written by a newer
+// schema fails with ErrSchema. Open replays the write-ahead log into
+// jobs.db: a torn last entry (a write cut short by a crash, never
+// acknowledged) is dropped with a warning; damage before the last entry
+// fails with ErrCorrupt naming the offset.
 func Open(dir string, opts Options) (*Bolt, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("spool: create %s: %w", dir, err)
@@ -92,7 +127,172 @@ func Open(dir string, opts Options) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("spool: open %s: %w", path, err)
 	}
-	return &Bolt{dir: dir, path: path, db: db}, nil
+	b := &Bolt{dir: dir, path: path, db: db, lim: opts.limits, ov: newOverlay()}
+	if b.lim == (walLimits{}) {
+		b.lim = defaultLimits
+	}
+	// jobs.db's flock covers the log too.
+	if err := b.recover(opts.NoSync); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("spool: open %s: %w", dir, err)
+	}
+	return b, nil
+}
+
+// recover opens the log and applies what jobs.db lacks of it.
+func (b *Bolt) recover(noSync bool) error {
+	err := b.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		b.next = binary.BigEndian.Uint64(meta.Get(keyNext))
+		switch v := meta.Get(keyApplied); len(v) {
+		case 0:
+		case 8:
+			b.applied = binary.BigEndian.Uint64(v)
+		default:
+			return fmt.Errorf("applied log position of %d bytes: %w", len(v), ErrCorrupt)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	w, buf, err := openWAL(filepath.Join(b.dir, WALName), noSync)
+	if err != nil {
+		return err
+	}
+	ops, err := readLog(w.path, buf, w.salt, b.applied, slog.Default())
+	if err != nil {
+		w.close()
+		return err
+	}
+	w.lsn = b.applied
+	for _, op := range ops {
+		if err := b.ov.apply(op, &b.next); err != nil {
+			w.close()
+			return err
+		}
+		w.lsn = op.lsn
+	}
+	b.wal = w
+	if len(ops) > 0 {
+		slog.Info("spool: replayed the write-ahead log", "file", w.path, "entries", len(ops), "last", w.lsn)
+		if err := b.checkpoint(); err != nil {
+			w.close()
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpoint commits the overlay and the logged NextIDs mark into jobs.db
+// in one synced transaction, then empties the overlay and starts the log
+// over. Killed before the commit, the log still holds every entry; after
+// it, jobs.db says it holds them all, and reopening skips them. Called
+// with wmu held (or during Open).
+func (b *Bolt) checkpoint() error {
+	if b.broken != nil {
+		return b.broken
+	}
+	if b.wal.lsn == b.applied {
+		return nil
+	}
+	lsn := b.wal.lsn
+	if err := b.db.Update(func(tx *bolt.Tx) error { return b.ov.commit(tx, b.next, lsn) }); err != nil {
+		b.broken = fmt.Errorf("spool: checkpoint into %s failed, reopen the spool: %w", b.path, err)
+		return b.broken
+	}
+	b.omu.Lock()
+	b.ov = newOverlay()
+	b.omu.Unlock()
+	b.applied = lsn
+	b.wal.reset()
+	return nil
+}
+
+// due reports whether the overlay is over its limits.
+func (b *Bolt) due() bool {
+	return b.ov.entries() > b.lim.entries || b.ov.bytes > b.lim.bytes
+}
+
+// write logs op and applies it to the overlay; a frame too large for the
+// log (a Put or Delete of very many or large records) is committed to
+// jobs.db directly after a checkpoint. Called with wmu held; op's slices
+// are the spool's own.
+func (b *Bolt) write(ctx context.Context, op walOp) error {
+	if b.broken != nil {
+		return b.broken
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	body := encodeBody(op)
+	if len(body) > walMaxBody {
+		return b.writeDirect(ctx, op)
+	}
+	if !b.wal.fits(frameHead+len(body), b.lim.logSize) {
+		if err := b.checkpoint(); err != nil {
+			return err
+		}
+	}
+	if err := b.wal.append(body); err != nil {
+		// After a failed write or fdatasync the log's content is unknown.
+		b.broken = fmt.Errorf("%w (reopen the spool)", err)
+		return b.broken
+	}
+	b.omu.Lock()
+	err := b.ov.apply(op, &b.next)
+	b.omu.Unlock()
+	if err != nil {
+		return err
+	}
+	if b.due() {
+		return b.checkpoint()
+	}
+	return nil
+}
+
+// writeDirect commits a Put or Delete to jobs.db in its own synced
+// transaction, after a checkpoint so that no overlay entry hides it.
+func (b *Bolt) writeDirect(ctx context.Context, op walOp) error {
+	if err := b.checkpoint(); err != nil {
+		return err
+	}
+	next := b.next
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
+		for i, r := range op.recs {
+			if i%256 == 255 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			k, err := SortKey(r.id)
+			if err != nil {
+				return err
+			}
+			if err := txPut(jobs, fin, r.id, k, r.val); err != nil {
+				return err
+			}
+			if num := binary.BigEndian.Uint64(k); num >= next {
+				next = num + 1
+			}
+		}
+		for _, id := range op.ids {
+			k, err := SortKey(id)
+			if err != nil {
+				return err
+			}
+			if err := txDelete(jobs, fin, id, k); err != nil {
+				return err
+			}
+		}
+		return setMark(tx, next, b.applied)
+	})
+	if err != nil {
+		return err
+	}
+	b.next = next
+	return nil
 }
 
 // initSchema creates the buckets of a new spool or checks an existing one.
@@ -172,25 +372,16 @@ func (b *Bolt) NextIDs(ctx context.Context, n int) (uint64, error) {
 		return 0, err
 	}
 	defer release()
-	var first uint64
-	err = b.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		first = binary.BigEndian.Uint64(meta.Get(keyNext))
-		if uint64(n) > jobid.MaxSeq-first {
-			return fmt.Errorf("spool: NextIDs(%d): job numbers exhausted at %d", n, first)
-		}
-		return meta.Put(keyNext, u64(first+uint64(n)))
-	})
-	if err != nil {
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	first := b.next
+	if uint64(n) > jobid.MaxSeq-first {
+		return 0, fmt.Errorf("spool: NextIDs(%d): job numbers exhausted at %d", n, first)
+	}
+	if err := b.write(ctx, walOp{kind: opNext, next: first + uint64(n)}); err != nil {
 		return 0, err
 	}
 	return first, nil
-}
-
-type encoded struct {
-	id       string
-	key, val []byte
-	finished time.Time
 }
 
 // Put implements Spool.
@@ -198,53 +389,24 @@ func (b *Bolt) Put(ctx context.Context, recs ...Record) error {
 	if len(recs) == 0 {
 		return ctx.Err()
 	}
-	enc := make([]encoded, len(recs))
-	var maxNum uint64
+	op := walOp{kind: opPut, recs: make([]walRec, len(recs))}
 	for i, r := range recs {
-		k, err := SortKey(r.ID)
-		if err != nil {
+		if _, err := SortKey(r.ID); err != nil {
 			return err
 		}
 		if err := CheckSize(r); err != nil {
 			return err
 		}
-		if num := binary.BigEndian.Uint64(k); num > maxNum {
-			maxNum = num
-		}
-		enc[i] = encoded{id: r.ID, key: k, val: encodeValue(r), finished: r.Finished}
+		op.recs[i] = walRec{id: r.ID, val: encodeValue(r)}
 	}
 	release, err := b.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return b.db.Update(func(tx *bolt.Tx) error {
-		jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
-		for i, e := range enc {
-			if i%256 == 255 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			if err := unindex(fin, e.id, e.key, jobs.Get(e.key)); err != nil {
-				return err
-			}
-			if err := jobs.Put(e.key, e.val); err != nil {
-				return fmt.Errorf("spool: put %s: %w", e.id, err)
-			}
-			if !e.finished.IsZero() {
-				if err := fin.Put(finishedKey(e.finished, e.key), []byte{}); err != nil {
-					return fmt.Errorf("spool: index %s: %w", e.id, err)
-				}
-			}
-		}
-		// Keep NextIDs above every stored job number.
-		meta := tx.Bucket(bucketMeta)
-		if next := binary.BigEndian.Uint64(meta.Get(keyNext)); maxNum >= next {
-			return meta.Put(keyNext, u64(maxNum+1))
-		}
-		return nil
-	})
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.write(ctx, op)
 }
 
 // unindex removes the finished-index entry of the stored value old (nil if
@@ -288,35 +450,19 @@ func (b *Bolt) Delete(ctx context.Context, ids ...string) error {
 	if len(ids) == 0 {
 		return ctx.Err()
 	}
-	keys := make([][]byte, len(ids))
-	for i, id := range ids {
-		k, err := SortKey(id)
-		if err != nil {
+	for _, id := range ids {
+		if _, err := SortKey(id); err != nil {
 			return err
 		}
-		keys[i] = k
 	}
 	release, err := b.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return b.db.Update(func(tx *bolt.Tx) error {
-		jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
-		for i, k := range keys {
-			old := jobs.Get(k)
-			if old == nil {
-				continue
-			}
-			if err := unindex(fin, ids[i], k, old); err != nil {
-				return err
-			}
-			if err := jobs.Delete(k); err != nil {
-				return fmt.Errorf("spool: delete %s: %w", ids[i], err)
-			}
-		}
-		return nil
-	})
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.write(ctx, walOp{kind: opDelete, ids: slices.Clone(ids)})
 }
 
 // Get implements Spool.
@@ -330,6 +476,14 @@ func (b *Bolt) Get(ctx context.Context, id string) (Record, error) {
 		return Record{}, err
 	}
 	defer release()
+	b.omu.RLock()
+	defer b.omu.RUnlock()
+	if r, ok := b.ov.jobs[string(k)]; ok {
+		if r.val == nil {
+			return Record{}, fmt.Errorf("spool: job %s: %w", id, ErrNotFound)
+		}
+		return decodeValue(id, r.val)
+	}
 	var r Record
 	err = b.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketJobs).Get(k)
@@ -343,7 +497,8 @@ func (b *Bolt) Get(ctx context.Context, id string) (Record, error) {
 }
 
 // Scan implements Spool. It reads scanPage records per read transaction and
-// calls fn outside of it.
+// calls fn outside of it; before each page it checkpoints the overlay's
+// records, so that the page reads them from jobs.db.
 func (b *Bolt) Scan(ctx context.Context, fn func(Record) error) error {
 	var after []byte // key of the last record visited; nil before the first
 	page := make([]Record, 0, scanPage)
@@ -375,6 +530,13 @@ func (b *Bolt) scanPage(ctx context.Context, after []byte, page *[]Record) error
 		return err
 	}
 	defer release()
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	if len(b.ov.jobs) > 0 {
+		if err := b.checkpoint(); err != nil {
+			return err
+		}
+	}
 	return b.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketJobs).Cursor()
 		var k, v []byte
@@ -408,6 +570,12 @@ func (b *Bolt) Purge(ctx context.Context, before time.Time) (int, error) {
 		return 0, err
 	}
 	defer release()
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	// Purge works on jobs.db alone: what the log holds goes there first.
+	if err := b.checkpoint(); err != nil {
+		return 0, err
+	}
 	var n int
 	err = b.db.Update(func(tx *bolt.Tx) error {
 		jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
@@ -446,7 +614,8 @@ func (b *Bolt) Purge(ctx context.Context, before time.Time) (int, error) {
 	return n, nil
 }
 
-// Close implements Spool. It waits for operations in progress.
+// Close implements Spool. It waits for operations in progress and
+// checkpoints the log.
 func (b *Bolt) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -454,10 +623,19 @@ func (b *Bolt) Close() error {
 		return nil
 	}
 	b.closed = true
-	if err := b.db.Close(); err != nil {
-		return fmt.Errorf("spool: close %s: %w", b.path, err)
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	var errs []error
+	if err := b.checkpoint(); err != nil && b.wal.lsn != b.applied {
+		errs = append(errs, err) // the log keeps the writes: the next Open applies them
 	}
-	return nil
+	if err := b.wal.close(); err != nil {
+		errs = append(errs, fmt.Errorf("spool: close %s: %w", b.wal.path, err))
+	}
+	if err := b.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("spool: close %s: %w", b.path, err))
+	}
+	return errors.Join(errs...)
 }
 
 // SetState implements Spool.
@@ -465,21 +643,17 @@ func (b *Bolt) SetState(ctx context.Context, key string, value []byte) error {
 	if err := CheckStateSize(key, value); err != nil {
 		return err
 	}
+	if key == "" || len(key) > maxStateKey {
+		return fmt.Errorf("spool: state key of %d bytes: want 1 to %d", len(key), maxStateKey)
+	}
 	release, err := b.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return b.db.Update(func(tx *bolt.Tx) error {
-		st, err := tx.CreateBucketIfNotExists(bucketState)
-		if err != nil {
-			return err
-		}
-		if value == nil {
-			return st.Delete([]byte(key))
-		}
-		return st.Put([]byte(key), value)
-	})
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return b.write(ctx, walOp{kind: opState, key: key, val: bytes.Clone(value)})
 }
 
 // State implements Spool.
@@ -489,6 +663,11 @@ func (b *Bolt) State(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	defer release()
+	b.omu.RLock()
+	defer b.omu.RUnlock()
+	if v, ok := b.ov.state[key]; ok {
+		return bytes.Clone(v.val), nil
+	}
 	var out []byte
 	err = b.db.View(func(tx *bolt.Tx) error {
 		if st := tx.Bucket(bucketState); st != nil {
@@ -499,4 +678,18 @@ func (b *Bolt) State(ctx context.Context, key string) ([]byte, error) {
 		return nil
 	})
 	return out, err
+}
+
+// abandon releases the files without a checkpoint, leaving them as a crash
+// would (for tests of recovery).
+func (b *Bolt) abandon() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	return errors.Join(b.wal.close(), b.db.Close())
 }

@@ -8,26 +8,49 @@ import (
 )
 
 func TestBoltConformance(t *testing.T) {
-	spooltest.Run(t, spooltest.Factory{
-		Open: func(t *testing.T) spool.Spool {
-			s, err := spool.Open(t.TempDir(), spool.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		Reopen: func(t *testing.T, old spool.Spool) spool.Spool {
-			dir := old.(*spool.Bolt).Dir()
-			if err := old.Close(); err != nil {
-				t.Fatal(err)
-			}
-			s, err := spool.Open(dir, spool.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-	})
+	tests := []struct {
+		name string
+		opts spool.Options
+		// crash: Reopen abandons the spool (no checkpoint, as after kill
+		// -9), so that the reopened one replays its log.
+		crash bool
+	}{
+		// Writes stay in the log and overlay until Close.
+		{"Logged", spool.Options{}, false},
+		{"LoggedReplayed", spool.Options{}, true},
+		// A checkpoint after every 16 records: reads come from both.
+		{"CheckpointOften", spool.OptionsCheckpointAfter(16, 64<<20), true},
+		// A log of 64 KiB starts over often, leaving old frames behind.
+		{"SmallLog", spool.OptionsCheckpointAfter(1<<20, 64<<10), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spooltest.Run(t, spooltest.Factory{
+				Open: func(t *testing.T) spool.Spool {
+					s, err := spool.Open(t.TempDir(), tc.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				},
+				Reopen: func(t *testing.T, old spool.Spool) spool.Spool {
+					b := old.(*spool.Bolt)
+					close := b.Close
+					if tc.crash {
+						close = b.Abandon
+					}
+					if err := close(); err != nil {
+						t.Fatal(err)
+					}
+					s, err := spool.Open(b.Dir(), tc.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				},
+			})
+		})
+	}
 }
 
 func TestMemoryConformance(t *testing.T) {

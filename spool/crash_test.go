@@ -25,17 +25,36 @@ import (
 //	SPOOL begin put ID:VER:FIN…  a Put of these records is about to start
 //	SPOOL begin del ID…          a Delete is about to start
 //	SPOOL begin purge UNIX       a Purge(time.Unix(UNIX, 0)) is about to start
+//	SPOOL begin state KEY VER    a SetState(KEY, crashData) (VER 0: nil) is about to start
 //	SPOOL ack                    the operation begun last returned nil
 //
 // The parent SIGKILLs the child at a seeded moment, reopens the spool and
 // checks that it holds exactly the acknowledged state, or that state plus
 // the whole of the one operation in flight (never part of it), and that
-// NextIDs continues above every number ever handed out.
+// NextIDs continues above every number ever handed out. Rounds differ in
+// when the child's spool checkpoints its write-ahead log (crashLimits), so
+// that kills land in log appends, in checkpoints and in between.
 const (
-	crashEnvDir  = "SHARQ_SPOOL_CRASH_DIR"
-	crashEnvSeed = "SHARQ_SPOOL_CRASH_SEED"
-	crashRounds  = 5
+	crashEnvDir    = "SHARQ_SPOOL_CRASH_DIR"
+	crashEnvSeed   = "SHARQ_SPOOL_CRASH_SEED"
+	crashEnvLimits = "SHARQ_SPOOL_CRASH_LIMITS"
+	crashRounds    = 8
 )
+
+// crashLimits are the child's checkpoint limits by round: the defaults
+// (checkpoints only when the log is large: kills land in appends), a
+// checkpoint after every write (kills land mid-checkpoint), and small logs
+// that start over often (replays past frames of earlier rounds).
+var crashLimits = []walLimits{
+	{},
+	{entries: 0, bytes: 1 << 30, logSize: 64 << 20},
+	{entries: 20, bytes: 1 << 30, logSize: 16 << 10},
+	{entries: 3, bytes: 1 << 30, logSize: 64 << 20},
+}
+
+// crashStateKeys are the SetState keys the child writes; in a crashModel
+// they appear as "state:KEY".
+var crashStateKeys = []string{"drained", "usage"}
 
 // crashData is the content of version ver of record id: about 1 KiB,
 // derived from both so that a torn or misplaced value is detected.
@@ -60,7 +79,8 @@ type crashModel map[string]crashState
 func TestCrashRecovery(t *testing.T) {
 	if dir := os.Getenv(crashEnvDir); dir != "" {
 		seed, _ := strconv.ParseUint(os.Getenv(crashEnvSeed), 10, 64)
-		crashChild(dir, seed)
+		limits, _ := strconv.Atoi(os.Getenv(crashEnvLimits))
+		crashChild(dir, seed, crashLimits[limits])
 		return
 	}
 	dir := t.TempDir()
@@ -71,9 +91,10 @@ func TestCrashRecovery(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 0x5ba7))
 		killAfter := 20 + rng.IntN(300) // acknowledged operations
 		jitter := time.Duration(rng.IntN(3000)) * time.Microsecond
+		limits := round % len(crashLimits)
 
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashRecovery$")
-		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvSeed+"="+strconv.FormatUint(seed, 10))
+		cmd.Env = append(os.Environ(), crashEnvDir+"="+dir, crashEnvSeed+"="+strconv.FormatUint(seed, 10), crashEnvLimits+"="+strconv.Itoa(limits))
 		cmd.Stderr = os.Stderr
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -90,7 +111,7 @@ func TestCrashRecovery(t *testing.T) {
 		maxHanded = max(maxHanded, handed)
 		var inFlight string
 		model, inFlight = checkCrashSpool(t, round, dir, acked, pending, &maxHanded)
-		t.Logf("round %d (seed %d): killed after %d acks + %v; operation in flight: %s; %d records, ids up to %d", round, seed, killAfter, jitter, inFlight, len(model), maxHanded)
+		t.Logf("round %d (seed %d, limits %+v): killed after %d acks + %v; operation in flight: %s; %d records and states, ids up to %d", round, seed, crashLimits[limits], killAfter, jitter, inFlight, len(model), maxHanded)
 	}
 }
 
@@ -169,12 +190,23 @@ func crashOp(t *testing.T, f []string) func(crashModel) crashModel {
 			}
 			return m
 		}
+	case "state":
+		ver, _ := strconv.Atoi(args[1])
+		return func(m crashModel) crashModel {
+			m = maps.Clone(m)
+			if ver == 0 {
+				delete(m, "state:"+args[0])
+			} else {
+				m["state:"+args[0]] = crashState{ver: ver}
+			}
+			return m
+		}
 	case "purge":
 		before, _ := strconv.ParseInt(args[0], 10, 64)
 		return func(m crashModel) crashModel {
 			m = maps.Clone(m)
 			for id, s := range m {
-				if s.fin != 0 && s.fin < before {
+				if !strings.HasPrefix(id, "state:") && s.fin != 0 && s.fin < before {
 					delete(m, id)
 				}
 			}
@@ -214,6 +246,20 @@ func checkCrashSpool(t *testing.T, round int, dir string, acked crashModel, pend
 	if err != nil {
 		t.Fatalf("round %d: %v", round, err)
 	}
+	for _, key := range crashStateKeys {
+		v, err := s.State(ctx, key)
+		if err != nil {
+			t.Fatalf("round %d: State(%s): %v", round, key, err)
+		}
+		if v == nil {
+			continue
+		}
+		var ver int
+		if _, err := fmt.Sscanf(string(v), "id=state:"+key+" ver=%d ", &ver); err != nil || string(v) != string(crashData("state:"+key, ver)) {
+			t.Fatalf("round %d: state %s damaged: %.40q", round, key, v)
+		}
+		got["state:"+key] = crashState{ver: ver}
+	}
 	match, inFlight := acked, "none"
 	if pending != nil {
 		inFlight = "not committed"
@@ -227,6 +273,9 @@ func checkCrashSpool(t *testing.T, round int, dir string, acked crashModel, pend
 	}
 	// Every record is also reachable by Get, intact.
 	for id, st := range match {
+		if strings.HasPrefix(id, "state:") {
+			continue
+		}
 		r, err := s.Get(ctx, id)
 		if err != nil {
 			t.Fatalf("round %d: Get(%s): %v", round, id, err)
@@ -269,12 +318,12 @@ func diffModels(want, got crashModel) string {
 
 // crashChild is the killed process: it loops over random operations until
 // killed (or a safety deadline passes).
-func crashChild(dir string, seed uint64) {
+func crashChild(dir string, seed uint64, limits walLimits) {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(3)
 	}
-	s, err := Open(dir, Options{})
+	s, err := Open(dir, Options{limits: limits})
 	if err != nil {
 		fail(err)
 	}
@@ -291,6 +340,18 @@ func crashChild(dir string, seed uint64) {
 	if err != nil {
 		fail(err)
 	}
+	stateVer := map[string]int{}
+	for _, key := range crashStateKeys {
+		v, err := s.State(ctx, key)
+		if err != nil {
+			fail(err)
+		}
+		if v != nil {
+			var ver int
+			fmt.Sscanf(string(v), "id=state:"+key+" ver=%d ", &ver)
+			stateVer[key] = ver
+		}
+	}
 	emit := func(format string, a ...any) {
 		if _, err := fmt.Fprintf(os.Stdout, "SPOOL "+format+"\n", a...); err != nil {
 			os.Exit(4)
@@ -301,7 +362,35 @@ func crashChild(dir string, seed uint64) {
 	for time.Now().Before(deadline) {
 		clock++
 		ids := slices.Sorted(maps.Keys(live))
-		switch op := rng.IntN(10); {
+		switch op := rng.IntN(12); {
+		case op >= 10: // controller state: set or delete a key; or reserve numbers alone
+			if op == 11 {
+				n := 1 + rng.IntN(1024)
+				first, err := s.NextIDs(ctx, n)
+				if err != nil {
+					fail(err)
+				}
+				emit("ids %d %d", first, n)
+				continue
+			}
+			key := crashStateKeys[rng.IntN(len(crashStateKeys))]
+			ver := stateVer[key] + 1
+			var val []byte
+			if rng.IntN(4) == 0 {
+				ver = 0
+			} else {
+				val = crashData("state:"+key, ver)
+			}
+			emit("begin state %s %d", key, ver)
+			if err := s.SetState(ctx, key, val); err != nil {
+				fail(err)
+			}
+			emit("ack")
+			if ver == 0 {
+				delete(stateVer, key)
+			} else {
+				stateVer[key] = ver
+			}
 		case op < 6 || len(ids) < 10: // submit a batch of new jobs
 			n := 1 + rng.IntN(8)
 			first, err := s.NextIDs(ctx, n)
