@@ -26,6 +26,10 @@ type requestWire struct {
 
 // EncodeRequest writes req as one line, as Encode does.
 func EncodeRequest(w io.Writer, req *Request) error {
+	if line, ok := appendSubmit(nil, req); ok {
+		_, err := w.Write(line)
+		return err
+	}
 	wire := requestWire{V: req.V, Op: req.Op, IDs: req.IDs, Node: req.Node, Force: req.Force}
 	var err error
 	raw := func(v any, isNil bool) json.RawMessage {
