@@ -290,6 +290,9 @@ func (c *Config) Sched() sched.Config {
 		FairShare:     c.Scheduler.FairShare,
 		UsageHalfLife: c.Scheduler.UsageHalfLife,
 		Backfill:      c.Scheduler.Backfill,
+
+		FairPreemption:      c.Scheduler.FairPreemption,
+		FairPreemptionAfter: c.Scheduler.FairPreemptionAfter,
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,

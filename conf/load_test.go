@@ -99,7 +99,8 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Shares, wantS) {
 				t.Errorf("shares = %+v", c.Shares)
 			}
-			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: true}) {
+			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: true,
+				FairPreemption: DefaultFairPreemption, FairPreemptionAfter: DefaultFairPreemptionAfter}) {
 				t.Errorf("scheduler = %+v, want fair share with the default half-life, backfill", c.Scheduler)
 			}
 		}},
@@ -288,6 +289,9 @@ func TestSched(t *testing.T) {
 	}
 	if sc.FairShare || sc.UsageHalfLife != 36*time.Hour {
 		t.Errorf("fair share %v, half-life %v; want false, 36h", sc.FairShare, sc.UsageHalfLife)
+	}
+	if !sc.FairPreemption || sc.FairPreemptionAfter != 30*time.Minute {
+		t.Errorf("fair preemption %v after %v; want true after 30m", sc.FairPreemption, sc.FairPreemptionAfter)
 	}
 }
 

@@ -27,6 +27,17 @@ type Scheduler struct {
 	// of the lendable GPUs for the borrowers after them (see
 	// daemon/sched/reservation.go).
 	Backfill bool
+	// FairPreemption lets a borrower that fair share serves first preempt
+	// other shares' borrowing jobs when the lendable GPUs are taken: only
+	// jobs wholly beyond their share's quota, only of a share that would
+	// still borrow at least as much per fair_weight as the preemptor's
+	// share once it starts (Kueue's LessThanOrEqualToFinalShare). Needs
+	// fair_share; owners' reclaim is unchanged. Default DefaultFairPreemption.
+	FairPreemption bool
+	// FairPreemptionAfter is how long a borrower waits before it may
+	// preempt for fair share, and how long a job runs before fair share
+	// may preempt it; default DefaultFairPreemptionAfter.
+	FairPreemptionAfter time.Duration
 }
 
 // Bounds of usage_half_life (those of the core).
@@ -38,9 +49,18 @@ const (
 // DefaultBackfill is [scheduler] backfill when the key is absent.
 const DefaultBackfill = true
 
+// Defaults of fair_preemption and fair_preemption_after, and the bound of
+// the latter.
+const (
+	DefaultFairPreemption      = false
+	DefaultFairPreemptionAfter = 10 * time.Minute
+	MaxFairPreemptionAfter     = 365 * 24 * time.Hour
+)
+
 // scheduler reads the [scheduler] table (t may be nil: all defaults).
 func (l *loader) scheduler(t *table) Scheduler {
-	s := Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: DefaultBackfill}
+	s := Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: DefaultBackfill,
+		FairPreemption: DefaultFairPreemption, FairPreemptionAfter: DefaultFairPreemptionAfter}
 	if t == nil {
 		return s
 	}
@@ -57,6 +77,16 @@ func (l *loader) scheduler(t *table) Scheduler {
 	if b, ok := t.boolean("backfill"); ok {
 		s.Backfill = b
 	}
-	t.unknown("fair_share", "usage_half_life", "backfill")
+	if b, ok := t.boolean("fair_preemption"); ok {
+		s.FairPreemption = b
+	}
+	if d, ok := t.duration("fair_preemption_after", s.FairPreemptionAfter); ok {
+		if d < 0 || d > MaxFairPreemptionAfter {
+			t.errf("fair_preemption_after", "%v is out of range 0s..%v", d, MaxFairPreemptionAfter)
+		} else {
+			s.FairPreemptionAfter = d
+		}
+	}
+	t.unknown("fair_share", "usage_half_life", "backfill", "fair_preemption", "fair_preemption_after")
 	return s
 }

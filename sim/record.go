@@ -14,8 +14,8 @@ import (
 //	submit   job, share
 //	start    job, share, and node+gpus for a one-node job or nodes (one
 //	         {"node","gpus"} object per node) for a multi-node job
-//	preempt  job, share, by (the job it makes room for), kind (cross_share
-//	         or in_share), lost_s (seconds of work thrown away, per GPU)
+//	preempt  job, share, by (the job it makes room for), kind (cross_share,
+//	         in_share or fair_share), lost_s (seconds of work thrown away, per GPU)
 //	exit     job, share: a preempted job has gone, its GPUs are free
 //	requeue  job, share, remaining_s (work still to do)
 //	finish   job, share

@@ -56,7 +56,7 @@ func newMetrics() *metrics {
 		fairUsage: gv("share_fair_usage_gpu_seconds",
 			"The share's borrowed GPU-seconds, decayed with usage_half_life: what fair share orders borrowers by."),
 		preemptions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sharq", Name: "preemptions_total",
-			Help: "Jobs preempted, by the victim's share and kind (cross_share, in_share)."}, []string{"share", "kind"}),
+			Help: "Jobs preempted, by the victim's share and kind (cross_share, in_share, fair_share)."}, []string{"share", "kind"}),
 		submitted: prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "jobs_submitted_total", Help: "Jobs accepted."}),
 		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "sharq", Name: "schedule_pass_seconds",
 			Help: "Duration of one scheduling pass.", Buckets: prometheus.ExponentialBuckets(1e-5, 4, 10)}),

@@ -49,6 +49,9 @@ func validate(cfg Config) error {
 	if cfg.UsageHalfLife < 0 || cfg.UsageHalfLife > maxHalfLife || (cfg.UsageHalfLife > 0 && cfg.UsageHalfLife < minHalfLife) {
 		return fmt.Errorf("%w: usage half-life %v (%v..%v)", ErrInvalid, cfg.UsageHalfLife, minHalfLife, maxHalfLife)
 	}
+	if cfg.FairPreemptionAfter < 0 || cfg.FairPreemptionAfter > maxFairPreemptionAfter {
+		return fmt.Errorf("%w: fair preemption after %v (0..%v)", ErrInvalid, cfg.FairPreemptionAfter, maxFairPreemptionAfter)
+	}
 	shares := map[string]bool{}
 	for _, s := range cfg.Shares {
 		switch {

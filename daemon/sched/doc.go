@@ -26,7 +26,11 @@
 // under Config.FairShare the borrowers of a partition go one job at a time
 // by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2 -
 // the next borrower's GPUs × its wait) / weight instead of submission order; Usage and UsageRestored carry the
-// usage over a restart), userlimits.go (max running jobs and GPUs per user
+// usage over a restart), fairpreempt.go (Config.FairPreemption: a
+// borrower that fair share serves first may preempt other shares' jobs
+// wholly beyond their quota, kind FairShare, only from a share that still
+// borrows at least as much per weight as the preemptor's once it starts,
+// after FairPreemptionAfter), userlimits.go (max running jobs and GPUs per user
 // in a share) and usercursor.go (a share's queue per user, merged in a
 // pass by queue order or by the users' fair keys). Nodes start down; NodeUp makes
 // them usable. A pass looks at every share of a partition after a capacity
@@ -34,5 +38,6 @@
 // of blocked jobs per share (the rest wait with ReasonPriority), so a pass
 // costs what changed, not the number of pending jobs. Retry limits are
 // decided here too (preemptions, node failures, StartFailed), and NextWake
-// tells a driver when the next begin time comes, so it need not poll.
+// tells a driver when the next begin time comes (or a fair preemption
+// refused for time may be allowed), so it need not poll.
 package sched

@@ -83,7 +83,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh.cands, sh.candPos = sh.cands[:0], 0
 		sh.seen, sh.skips, sh.skippedCand = sh.seen[:0], 0, false
 		sh.reservedQ, sh.reservedB, sh.reservedP = 0, 0, 0
-		sh.failCross, sh.failIn = nil, nil
+		sh.failCross, sh.failIn, sh.failFair = nil, nil, nil
 		sh.blockedWQ = false
 		sh.holdAll = false
 		sh.blockedPrio = -1
@@ -493,6 +493,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 				r = ReasonBackfillWouldDelay
 			}
 		}
+	}
+	if r != ReasonBorrowLimit && s.tryFairPreempt(p, sh, j) {
+		return false
 	}
 	if s.tryPreempt(p, sh, j) {
 		return false

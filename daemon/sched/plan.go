@@ -31,11 +31,15 @@ type PreemptKind uint8
 const (
 	CrossShare PreemptKind = iota // its share borrowed GPUs whose owner wants them back
 	InShare                       // a higher-priority job of its own share needs them
+	FairShare                     // it borrows, and a share that borrows less per fair weight needs its GPUs
 )
 
 func (k PreemptKind) String() string {
-	if k == InShare {
+	switch k {
+	case InShare:
 		return "in_share"
+	case FairShare:
+		return "fair_share"
 	}
 	return "cross_share"
 }

@@ -18,7 +18,10 @@ import "sort"
 //     within its quota). The share
 //     may end over its quota only if it is LEND_AND_BORROW and within its
 //     borrow limit.
-//   - A job whose request exceeds its share's quota never preempts.
+//   - A job whose request exceeds its share's quota never preempts, but
+//     for fair share (fairpreempt.go): a borrower may preempt other shares'
+//     jobs wholly beyond their quota (fairVictimOK); its victims are taken
+//     from the share that borrows most per weight first.
 //   - An Exclusive job (place=excl) takes a node only when every job on it
 //     is a victim or already leaving (exclusive.go).
 //   - Non-RESERVE shares together never hold more than the partition's pool
@@ -31,7 +34,8 @@ import "sort"
 // share's, then the lowest priority, then the fewest earlier preemptions (so
 // that the pain is spread: a job preempted before is spared while an equal
 // one was not), then the most recently started, then the highest Seq, then
-// the id. Jobs started in the same Schedule call, and jobs already leaving,
+// the id (a fair-share preemption puts the share that borrows most per
+// weight before the others). Jobs started in the same Schedule call, and jobs already leaving,
 // are never candidates.
 //
 // Victims are chosen placement-aware. For one node per job: every usable
@@ -66,7 +70,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 	}
 	within := sh.usage()+g <= sh.quota()
 	if within && !sh.failCross.covers(j) {
-		if (p.overQuota > 0 || p.spare > 0) && s.preempt(p, sh, j, true, false) {
+		if (p.overQuota > 0 || p.spare > 0) && s.preempt(p, sh, j, true, false, false) {
 			return true
 		}
 		sh.failCross = failed(j, maxPriority)
@@ -86,7 +90,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 			}
 			cross = sh.usage()+g-lower <= sh.quota()
 		}
-		if s.preempt(p, sh, j, cross, true) {
+		if s.preempt(p, sh, j, cross, true, false) {
 			return true
 		}
 		sh.failIn = failed(j, j.Priority)
@@ -107,6 +111,8 @@ type search struct {
 	chosen []*node
 	forFit bool         // free GPUs hold the job in total, not on its nodes
 	pos    map[*job]int // candidate positions (Exclusive preemptors; candIdx)
+	fair   bool         // a fair-share preemption (fairpreempt.go)
+	final  float64      // fair: the preemptor's share's borrowed GPUs per weight once it starts
 }
 
 type cost struct {
@@ -146,6 +152,9 @@ func gpusOn(v *job, n *node) (int, int, int64) {
 
 func (se *search) canTake(i int) bool {
 	v := se.cands[i]
+	if se.fair {
+		return fairVictimOK(v.share, se.by[v.share]+v.gpuN, se.final)
+	}
 	if v.share == se.sh {
 		return true
 	}
@@ -299,7 +308,7 @@ func (se *search) finalOK() bool {
 	g := se.j.total()
 	sh, p := se.sh, se.p
 	e, q := sh.usage()+g-inV, sh.quota()
-	if cross && e > q {
+	if cross && e > q && !se.fair {
 		return false
 	}
 	if e > q {
@@ -315,7 +324,7 @@ func (se *search) finalOK() bool {
 	return true
 }
 
-func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) bool {
+func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair bool) bool {
 	// Free GPUs reserved for a job ahead of it are not free to it: it
 	// reclaims elsewhere rather than count them (reservation.go). Its
 	// victims' GPUs it takes whatever is reserved: reclaim comes first.
@@ -324,7 +333,12 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		defer func() { s.masking = false }()
 	}
 	var cands []*job
-	if cross {
+	var final float64
+	if fair {
+		final = borrowedPerWeight(sh, sh.usage()+j.total())
+		cands = s.fairCandidates(p, sh, final)
+	}
+	if cross && !fair {
 		for _, x := range p.shares {
 			if x == sh || x.eff() <= x.quota() {
 				continue
@@ -343,13 +357,19 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 			}
 		}
 	}
-	if len(cands) == 0 && p.spare == 0 {
+	if len(cands) == 0 && (p.spare == 0 || fair) {
 		return false
 	}
 	sort.Slice(cands, func(a, b int) bool {
 		x, y := cands[a], cands[b]
 		if xo, yo := x.share != sh, y.share != sh; xo != yo {
 			return xo
+		}
+		if fair && x.share != y.share {
+			// The share that borrows most per weight first.
+			if bx, by := borrowedPerWeight(x.share, x.share.eff()), borrowedPerWeight(y.share, y.share.eff()); bx != by {
+				return bx > by
+			}
 		}
 		if x.Priority != y.Priority {
 			return x.Priority < y.Priority
@@ -366,7 +386,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in bool) boo
 		return x.ID < y.ID
 	})
 	newSearch := func() *search {
-		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}}
+		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}, fair: fair, final: final}
 	}
 
 	// Candidates per node, in victim order.
@@ -450,6 +470,9 @@ const maxSeeds = 8
 // canTakeFresh is canTake for a search with nothing taken yet.
 func (se *search) canTakeFresh(i int) bool {
 	v := se.cands[i]
+	if se.fair {
+		return fairVictimOK(v.share, v.gpuN, se.final)
+	}
 	return v.share == se.sh || v.share.eff() > v.share.quota()
 }
 
@@ -559,7 +582,7 @@ func (s *Scheduler) nominate(se *search) bool {
 		nm.allocs = append(nm.allocs, Alloc{Node: n.cfg.Name, GPUs: gpus})
 		nm.nodes = append(nm.nodes, n)
 	}
-	if len(se.sel) == 0 && !waits {
+	if len(se.sel) == 0 && (!waits || se.fair) {
 		return false
 	}
 	s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first
@@ -577,7 +600,10 @@ func (s *Scheduler) nominate(se *search) bool {
 	for _, i := range sel {
 		v := se.cands[i]
 		kind := CrossShare
-		if v.share == sh {
+		switch {
+		case se.fair:
+			kind = FairShare
+		case v.share == sh:
 			kind = InShare
 		}
 		s.plan.Preempts = append(s.plan.Preempts, Preemption{Victim: v.ID, For: j.ID, Kind: kind})

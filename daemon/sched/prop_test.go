@@ -41,6 +41,8 @@ func genConfig(t *rapid.T, cpus bool) Config {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries}}}
 	cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
 	cfg.UsageHalfLife = time.Duration(rapid.SampledFrom([]int{0, 60, 600}).Draw(t, "halfLife")) * time.Second
+	cfg.FairPreemption = rapid.Bool().Draw(t, "fairPreemption")
+	cfg.FairPreemptionAfter = time.Duration(rapid.SampledFrom([]int{0, 3, 10}).Draw(t, "fairAfter")) * time.Second
 	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
 	for i := 0; i < nn; i++ {
 		n := Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")}
@@ -58,6 +60,7 @@ func genConfig(t *rapid.T, cpus bool) Config {
 			Strategy:          Strategy(rapid.IntRange(0, 2).Draw(t, "strategy")),
 			BorrowLimit:       rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(t, "borrow"),
 			InSharePreemption: rapid.Bool().Draw(t, "inshare"),
+			FairWeight:        rapid.SampledFrom([]int{0, 1, 3}).Draw(t, "weight"),
 		})
 		drawUserRules(t, &cfg.Shares[i])
 	}
@@ -80,6 +83,7 @@ func (w *world) schedule() Plan {
 		w.checkProfiles()
 	}
 	w.log = append(w.log, w.now)
+	before := w.shareHolds()
 	p := w.s.Schedule(w.now)
 	w.plans = append(w.plans, p)
 	for _, st := range p.Starts {
@@ -88,6 +92,7 @@ func (w *world) schedule() Plan {
 		}
 	}
 	w.check(p)
+	w.checkFairPreemption(p, before)
 	w.checkUserLimits()
 	if w.walls {
 		w.checkReservations()
@@ -334,6 +339,7 @@ func (w *world) reload() {
 		drawUserRules(w.t, sh)
 	}
 	cfg.FairShare = rapid.Bool().Draw(w.t, "newFairShare")
+	cfg.FairPreemption = rapid.Bool().Draw(w.t, "newFairPreemption")
 	if w.walls {
 		// [scheduler] backfill and default_walltime may change on a reload.
 		cfg.Backfill = rapid.Bool().Draw(w.t, "newBackfill")
@@ -837,4 +843,91 @@ func TestPropBackfillLiveness(t *testing.T) {
 		w.checkLiveness()
 		w.replay()
 	})
+}
+
+// shareHold is what a share holds before a pass: usage (its own checks)
+// and eff (what others see).
+type shareHold struct{ usage, eff int }
+
+func (w *world) shareHolds() map[string]shareHold {
+	m := map[string]shareHold{}
+	for name, sh := range w.s.shareByName {
+		m[name] = shareHold{sh.usage(), sh.eff()}
+	}
+	return m
+}
+
+// checkFairPreemption checks the fair-share preemptions of a plan: only
+// with fair share and fair preemption on; for a job that must borrow, of a
+// LEND_AND_BORROW share, that waited FairPreemptionAfter; victims that ran
+// as long, with a retry to spare. When a share's only victims in the plan
+// are fair-share ones for one other share, and it started nothing, it is
+// still at or over its quota after the pass (no within-quota job is ever a
+// victim), and it borrows per weight at least what the preemptor's share
+// borrows with its preemptor (never brought below the preemptor's share).
+func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
+	t := w.t
+	started := map[string]bool{}
+	for _, st := range plan.Starts {
+		started[st.Share] = true
+	}
+	type victimOf struct {
+		other bool   // a victim of another kind, or for another share
+		by    string // the preemptor's share
+		need  int    // the largest preemptor's GPUs
+	}
+	vs := map[string]*victimOf{}
+	for _, pr := range plan.Preempts {
+		v, ok := w.s.jobs[pr.Victim]
+		if !ok {
+			t.Fatalf("preempted %s unknown", pr.Victim)
+		}
+		x := vs[v.share.cfg.Name]
+		if x == nil {
+			x = &victimOf{}
+			vs[v.share.cfg.Name] = x
+		}
+		if pr.Kind != FairShare {
+			x.other = true
+			continue
+		}
+		j, ok := w.s.jobs[pr.For]
+		if !ok {
+			t.Fatalf("fair preemptor %s unknown", pr.For)
+		}
+		if !w.s.cfg.FairShare || !w.s.cfg.FairPreemption {
+			t.Fatalf("fair-share preemption of %s for %s with fair share %v, fair preemption %v\n%s", pr.Victim, pr.For, w.s.cfg.FairShare, w.s.cfg.FairPreemption, w.dump())
+		}
+		sh := j.share
+		if sh.cfg.Strategy != LendAndBorrow || before[sh.cfg.Name].usage+j.total() <= sh.quota() {
+			t.Fatalf("fair-share preemption for %s of share %s (%v, usage %d, quota %d): not a borrower\n%s", j.ID, sh.cfg.Name, sh.cfg.Strategy, before[sh.cfg.Name].usage, sh.quota(), w.dump())
+		}
+		if v.share == sh {
+			t.Fatalf("fair-share preemption of %s for %s: same share\n%s", v.ID, j.ID, w.dump())
+		}
+		after := w.s.cfg.FairPreemptionAfter
+		if j.waitedNow(w.now) < after || w.now.Sub(v.started) < after {
+			t.Fatalf("fair-share preemption of %s (ran %v) for %s (waited %v): under %v\n%s", v.ID, w.now.Sub(v.started), j.ID, j.waitedNow(w.now), after, w.dump())
+		}
+		if r := w.s.retries(v); v.Interactive || r != Unlimited && v.Preemptions+2 > r {
+			t.Fatalf("fair-share preemption of %s: preemptions %d, retries %d\n%s", v.ID, v.Preemptions, r, w.dump())
+		}
+		if x.by != "" && x.by != sh.cfg.Name {
+			x.other = true
+		}
+		x.by, x.need = sh.cfg.Name, max(x.need, j.total())
+	}
+	for name, x := range vs {
+		if x.other || x.by == "" || started[name] {
+			continue
+		}
+		vsh, psh := w.s.shareByName[name], w.s.shareByName[x.by]
+		if vsh.eff() < vsh.quota() {
+			t.Fatalf("fair-share preemption left share %s at %d GPUs, quota %d (it was %d)\n%s", name, vsh.eff(), vsh.quota(), before[name].eff, w.dump())
+		}
+		final := borrowedPerWeight(psh, before[x.by].usage+x.need)
+		if got := borrowedPerWeight(vsh, vsh.eff()); got < final {
+			t.Fatalf("fair-share preemption left share %s borrowing %v per weight, below %s's %v\n%s", name, got, x.by, final, w.dump())
+		}
+	}
 }

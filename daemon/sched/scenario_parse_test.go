@@ -15,7 +15,7 @@ import (
 //	node NAME part=P gpus=N [cpus=N] [mem=N] [labels=k:v,k:v]
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //	      [weight=N] [fair_users] [max_jobs_user=N] [max_gpus_user=N]
-//	scheduler [fair_share] [backfill] [half_life=SECONDS]
+//	scheduler [fair_share] [backfill] [half_life=SECONDS] [fair_preempt] [fair_after=SECONDS]
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
@@ -33,7 +33,7 @@ import (
 //
 //	schedule t=N
 //	expect start ID node=N gpus=0-3 [node=N gpus=...]
-//	expect preempt VICTIM for=ID kind=cross_share|in_share
+//	expect preempt VICTIM for=ID kind=cross_share|in_share|fair_share
 //	expect requeued ID | expect finished ID
 //	expect failed ID reason=REASON
 //	expect pending ID reason=REASON
@@ -319,6 +319,11 @@ func parseScenario(text string) (*scenario, error) {
 				}
 				cfg.FairShare, cfg.UsageHalfLife = kv["fair_share"] == "true", time.Duration(hl)*time.Second
 				cfg.Backfill = kv["backfill"] == "true"
+				fa, err := scInt(kv, "fair_after", 0)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
+				cfg.FairPreemption, cfg.FairPreemptionAfter = kv["fair_preempt"] == "true", time.Duration(fa)*time.Second
 				continue
 			}
 			if len(f) < 2 {
@@ -420,7 +425,7 @@ func parseScenario(text string) (*scenario, error) {
 				}
 			case "preempt":
 				e.other, e.pk = JobID(kv["for"]), kv["kind"]
-				if e.other == "" || (e.pk != "cross_share" && e.pk != "in_share") {
+				if e.other == "" || (e.pk != "cross_share" && e.pk != "in_share" && e.pk != "fair_share") {
 					return nil, fail("expect preempt needs for= and kind=cross_share|in_share")
 				}
 			case "requeued", "finished":

@@ -128,6 +128,12 @@ func (s *Scheduler) Schedule(now time.Time) Plan {
 			s.refresh(j)
 		}
 	}
+	for _, p := range s.parts {
+		if !p.fairWake.IsZero() && !now.Before(p.fairWake) {
+			// A fair preemption refused for time may be allowed now.
+			p.fairWake, p.dirty = time.Time{}, true
+		}
+	}
 	for round := 0; ; round++ {
 		s.inPass = true
 		for _, p := range s.parts {
@@ -280,15 +286,21 @@ func (s *Scheduler) startRetries(j *job) int {
 	return Unlimited
 }
 
-// NextWake is when a pending job's begin time (qsub -a) comes next, for a
-// driver to run Schedule then without polling; ok is false when no job
-// waits for one. It may be early (the job left or changed its time since),
-// never late.
+// NextWake is when a pending job's begin time (qsub -a) comes next, or a
+// fair preemption refused for time (FairPreemptionAfter) may be allowed,
+// for a driver to run Schedule then without polling; ok is false when no
+// job waits for one. It may be early (the job left or changed its time
+// since), never late.
 func (s *Scheduler) NextWake() (t time.Time, ok bool) {
-	if len(s.begin) == 0 {
-		return time.Time{}, false
+	if len(s.begin) > 0 {
+		t, ok = s.begin[0].at, true
 	}
-	return s.begin[0].at, true
+	for _, p := range s.parts {
+		if !p.fairWake.IsZero() && (!ok || p.fairWake.Before(t)) {
+			t, ok = p.fairWake, true
+		}
+	}
+	return t, ok
 }
 
 // beginHeap orders jobs waiting for their NotBefore time.

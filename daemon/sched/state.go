@@ -108,6 +108,7 @@ type share struct {
 	reservedP   int
 	failCross   *failKey
 	failIn      *failKey
+	failFair    *failKey
 	blockedPrio int // highest priority of a job blocked in this pass
 	redirty     bool
 	scanned     []*job
@@ -346,6 +347,7 @@ type partition struct {
 	resvs     []*reservation // every reservation (backfill)
 	bresv     *reservation   // the reservation of its first blocked borrower
 	bsticky   *job           // under fair share: the borrower bresv stays with until it starts or leaves
+	fairWake  time.Time      // when a fair preemption refused for time may be allowed (zero: none)
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty
 }

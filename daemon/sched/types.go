@@ -70,6 +70,16 @@ type Config struct {
 	// size of the lendable GPUs in order, for the rest of the pass (issue
 	// 13's rules; no reservations, no estimates).
 	Backfill bool
+	// FairPreemption lets a borrower that fair share would serve first
+	// preempt other shares' borrowing jobs (fairpreempt.go): only under
+	// FairShare, only jobs wholly beyond their share's quota, only from a
+	// share that borrows more per fair weight than the preemptor's share
+	// will once it starts. Owners' reclaim is unchanged.
+	FairPreemption bool
+	// FairPreemptionAfter is how long a borrower must have waited before it
+	// may preempt for fair share, and how long a job must have run before
+	// it may be preempted for fair share (hysteresis; 0: at once).
+	FairPreemptionAfter time.Duration
 }
 
 // DefaultUsageHalfLife is the half-life of usage when Config sets none

@@ -1,0 +1,111 @@
+package sched
+
+import "time"
+
+// Fair-share preemption among borrowers (Config.FairPreemption).
+//
+// Fair share alone divides only the lendable GPUs that fall idle: a share
+// that borrowed early keeps what it borrowed for its jobs' run times, and a
+// share that asks later waits, however little it borrowed. With
+// FairPreemption a borrower whose start fair share would allow but for
+// room may preempt other shares' borrowing jobs, as Kueue's fair sharing
+// does with its LessThanOrEqualToFinalShare strategy (KEP-1714):
+//
+//   - The measure is a share's borrowed GPUs per fair weight now,
+//     (eff - quota) / weight (borrowedPerWeight).
+//   - The preemptor's share, with the preemptor started, borrows F per
+//     weight. A victim's share must still borrow at least F per weight
+//     once its victims have left, and must stay at or over its quota: a
+//     victim is never a job within its share's quota, and its share is
+//     never brought below what the preemptor's share will hold. Hence two
+//     shares never preempt each other back and forth: after a preemption
+//     the victim's share borrows at least as much per weight as the
+//     preemptor's, and preempting back would need it to borrow less.
+//   - The preemptor must have waited FairPreemptionAfter, and a victim
+//     must have run as long (hysteresis: GPUs that free up soon are not
+//     taken by force, a job is not stopped just after it started).
+//   - It goes the usual way (Plan.Preempts with Kind FairShare: SIGTERM,
+//     the partition's grace, requeue); the preemptor waits with
+//     ReasonPreempting on nominated GPUs.
+//   - Only under FairShare, only in phase 2 (jobs that must borrow), and
+//     only for a job that may borrow (LEND_AND_BORROW, within its borrow
+//     limit). Phase 1 comes first: an owner reclaims exactly as before, and
+//     fair preemption never takes a within-quota job.
+
+// maxFairPreemptionAfter bounds Config.FairPreemptionAfter.
+const maxFairPreemptionAfter = 365 * 24 * time.Hour
+
+// borrowedPerWeight is what a share holding held GPUs borrows per fair
+// weight.
+func borrowedPerWeight(sh *share, held int) float64 {
+	return float64(max(0, held-sh.quota())) / float64(sh.weight())
+}
+
+// fairVictimOK says whether taking gone GPUs of sh's running jobs leaves sh
+// at or over its quota and borrowing at least final per weight.
+func fairVictimOK(sh *share, gone int, final float64) bool {
+	left := sh.eff() - gone
+	return left >= sh.quota() && borrowedPerWeight(sh, left) >= final
+}
+
+// fairCandidates is the running jobs fair preemption may take for a job of
+// sh whose share would borrow final per weight: jobs of other shares that
+// ran at least FairPreemptionAfter and have a preemption retry to spare,
+// each alone leaving its share a victim (fairVictimOK). Candidates too
+// young to be taken bring the partition's fair wake forward.
+func (s *Scheduler) fairCandidates(p *partition, sh *share, final float64) []*job {
+	var cands []*job
+	for _, x := range p.shares {
+		if x == sh || x.removed || x.eff() <= x.quota() || borrowedPerWeight(x, x.eff()) <= final {
+			continue
+		}
+		for _, v := range x.running {
+			if v.state != Running || v.startGen == s.gen || !fairVictimOK(x, v.gpuN, final) || !s.spareable(v) {
+				continue
+			}
+			if at := v.started.Add(s.cfg.FairPreemptionAfter); s.now.Before(at) {
+				p.fairWakeAt(at)
+				continue
+			}
+			cands = append(cands, v)
+		}
+	}
+	return cands
+}
+
+// fairWakeAt notes that a fair preemption refused for time may be allowed
+// at t (NextWake; Schedule then looks at the whole partition again).
+func (p *partition) fairWakeAt(t time.Time) {
+	if p.fairWake.IsZero() || t.Before(p.fairWake) {
+		p.fairWake = t
+	}
+}
+
+// tryFairPreempt is a fair-share preemption for borrower j of sh, blocked
+// for room; true when it nominated.
+func (s *Scheduler) tryFairPreempt(p *partition, sh *share, j *job) bool {
+	if !s.cfg.FairShare || !s.cfg.FairPreemption || sh.cfg.Strategy != LendAndBorrow || sh.failFair.covers(j) {
+		return false
+	}
+	if w := j.waitedNow(s.now); w < s.cfg.FairPreemptionAfter {
+		p.fairWakeAt(s.now.Add(s.cfg.FairPreemptionAfter - w))
+		return false
+	}
+	if s.preempt(p, sh, j, false, false, true) {
+		return true
+	}
+	sh.failFair = failed(j, maxPriority)
+	return false
+}
+
+// spareable says whether v may be preempted for fair share: fair
+// preemption never fails a job, nor uses the last preemption retry a job
+// has (preemption_retries), which is kept for its owner's reclaim; it
+// never stops an interactive job (one preemption fails it).
+func (s *Scheduler) spareable(v *job) bool {
+	if v.Interactive {
+		return false
+	}
+	limit := s.retries(v)
+	return limit == Unlimited || v.Preemptions+2 <= limit
+}
