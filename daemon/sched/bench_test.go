@@ -161,14 +161,18 @@ func BenchmarkFullPassFairShare(b *testing.B) {
 // reservations computed per pass over all the nodes), the others are
 // tried around the reservations. It reports the reservations a pass
 // keeps. fair=true also turns fair share on, as the configuration's
-// defaults do.
+// defaults do; fp=true fair preemption too (as contrib/examples/itp.toml).
 func BenchmarkBackfillPass(b *testing.B) {
 	for _, sz := range []struct {
 		nodes, pending int
-		fair           bool
-	}{{100, 10000, false}, {1000, 10000, false}, {1000, 100000, false}, {1000, 100000, true}} {
-		b.Run(fmt.Sprintf("nodes=%d/pending=%d/fair=%v", sz.nodes, sz.pending, sz.fair), func(b *testing.B) {
-			c := newReservedCluster(b, sz.nodes, sz.pending, sz.fair)
+		fair, fp       bool
+	}{{100, 10000, false, false}, {1000, 10000, false, false}, {1000, 100000, false, false}, {1000, 100000, true, false}, {1000, 100000, true, true}} {
+		name := fmt.Sprintf("nodes=%d/pending=%d/fair=%v", sz.nodes, sz.pending, sz.fair)
+		if sz.fp {
+			name += "/fair_preemption"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := newReservedCluster(b, sz.nodes, sz.pending, sz.fair, sz.fp)
 			runtime.GC()
 			b.ResetTimer()
 			c.fullPasses(b)
@@ -177,8 +181,8 @@ func BenchmarkBackfillPass(b *testing.B) {
 	}
 }
 
-func newReservedCluster(b *testing.B, nodes, pending int, fair bool) *benchCluster {
-	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true, FairShare: fair}
+func newReservedCluster(b *testing.B, nodes, pending int, fair, fp bool) *benchCluster {
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true, FairShare: fair, FairPreemption: fp}
 	for i := 0; i < nodes; i++ {
 		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
 	}
