@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -106,4 +108,44 @@ func BenchmarkMemoryPut(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkLogSync is the file system's side of the log's design: a 600
+// byte write and fdatasync at the end of a file that grows with each write
+// (the size change is journaled with the data) against the same write into
+// blocks filled with zeros ahead of time (data only), as walFile does.
+func BenchmarkLogSync(b *testing.B) {
+	rec := bytes.Repeat([]byte{'x'}, 600)
+	for _, prealloc := range []bool{false, true} {
+		name := "growing"
+		if prealloc {
+			name = "preallocated"
+		}
+		b.Run(name, func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if prealloc {
+				if _, err := f.Write(make([]byte, (b.N+1)*len(rec))); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			var off int64
+			for range b.N {
+				if _, err := f.WriteAt(rec, off); err != nil {
+					b.Fatal(err)
+				}
+				if err := fdatasync(f); err != nil {
+					b.Fatal(err)
+				}
+				off += int64(len(rec))
+			}
+		})
+	}
 }
