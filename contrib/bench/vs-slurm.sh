@@ -100,11 +100,20 @@ printf '#!/bin/sh\ntrue\n' >"$work/noop.sh"
 as_user() { in_cgroup "$cg_user" setpriv --reuid=sharqdemo --regid=sharqdemo --init-groups env HOME="$work" SHARQ_SOCKET="$sock" PATH="$tmp/bin:$PATH" bash -c "cd $work && $1"; }
 
 ratio() { if [ -n "${2:-}" ]; then echo "scale=2; $1/$2" | bc; else echo "-"; fi; }
+# The controller's spool writes (sum of seconds, count) from its /metrics:
+# what each acknowledged submission waits for on the disk.
+metrics=$(sed -n 's/^metrics = "\(.*\)"$/\1/p' "$tmp/cluster.toml")
+spool_writes() { curl -s "http://$metrics/metrics" 2>/dev/null | awk '/^sharq_spool_write_seconds_sum/ {s=$2} /^sharq_spool_write_seconds_count/ {n=$2} END {print s+0, n+0}'; }
 if [ "$NS" -gt 0 ]; then
+  read -r w0 n0 < <(spool_writes)
   t0=$(now); as_user "for i in \$(seq $NS); do qsub -h noop.sh; done >ids.seq"; t1=$(now)
+  read -r w1 n1 < <(spool_writes)
   seq_rate=$(echo "$NS/($t1-$t0)" | bc)
   as_user 'xargs -a ids.seq -n 500 qdel'
   echo "sharq seq $seq_rate submissions/s  ratio $(ratio "$seq_rate" "${slurm[seq]:-}") (target >= 1.5)"
+  if [ -n "$metrics" ] && [ "$n1" -gt "$n0" ]; then
+    echo "sharq seq spool writes: $((n1-n0)), mean $(echo "scale=3; ($w1-$w0)*1000/($n1-$n0)" | bc) ms  load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  fi
 fi
 if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
   t0=$(now); as_user "loop() { for i in \$(seq $NP); do qsub -h noop.sh; done; }; for p in \$(seq $P); do loop >ids.par.\$p & done; wait"; t1=$(now)
