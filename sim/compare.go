@@ -113,6 +113,7 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	line("slowdown p95", func(r *Result) string { return slowdown(Percentile(r.Totals().Slowdowns, 95)) })
 	line("Jain borrowers", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.BorrowerJain(), len(r.Borrowers())) })
 	line("Jain contending, daily", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJain, r.JainWindows) })
+	line("Jain contending, job fits limit", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJainFit, r.JainWindowsFit) })
 	line("useful / bound", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
 	line("preemptions", func(r *Result) string { return fmt.Sprint(r.Totals().Preemptions) })
 	line("lost GPU-h", func(r *Result) string { return gpuHours(r.Totals().LostGPUHours) })
@@ -156,6 +157,6 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	}
 	_, err := fmt.Fprintln(w, "slowdown = (wait + run) / run of finished jobs; Jain borrowers = Jain's index of borrowed GPU-h / weight over the shares that borrowed (how many);\n"+
 		"Jain contending = the same per day over the shares that wanted to borrow (pending at or over quota, under the borrow limit) for half of it,\n"+
-		"mean weighted by GPU-h borrowed (days counted)")
+		"mean weighted by GPU-h borrowed (days counted); job fits limit = the same, wanting only while the share's smallest pending job would also start within its borrow limit")
 	return err
 }

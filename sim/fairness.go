@@ -74,6 +74,12 @@ const FairnessWindow = 24 * time.Hour
 // The result is the mean of the windows' indices weighted by the
 // contenders' borrowed GPU-hours.
 //
+// "Below its borrow limit" is borrowed < limit: a share whose every
+// pending job would take it past its limit (5 of 11 GPUs borrowed, an
+// 8-GPU job) still counts as wanting, though the core cannot let it
+// borrow. Result.WindowJainFit is the same measure over the shares whose
+// smallest pending job also fits under the limit (runner.wantFit).
+//
 // Over the whole run (BorrowerJain) the index mostly measures demand: a
 // share that wanted little borrowed little, however fair the rules. Per
 // window among contenders it measures how the rules divide what several

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +111,39 @@ func TestFairWindows(t *testing.T) {
 				t.Errorf("got %v over %d windows, want %v over %d", got, n, tc.want, tc.windows)
 			}
 		})
+	}
+}
+
+// TestWindowJainFit: a wants to borrow by the daily form (1 of its 2
+// allowed GPUs borrowed, a job pending) but its pending job (2 GPUs) would
+// take it past its borrow limit, so the core cannot let it; c borrows 1
+// GPU with a 3-GPU job pending that does not fit the 2 idle GPUs. The
+// daily form counts both: Jain over (24/1, 24/2) GPU-h per weight = 0.9.
+// Counting only shares whose smallest pending job fits under their limit,
+// c alone contends: no day counts.
+func TestWindowJainFit(t *testing.T) {
+	cl := Cluster{Sched: sched.Config{
+		Partitions: []sched.Partition{{Name: "p", PreemptionRetries: sched.Unlimited}},
+		Nodes:      []sched.Node{{Name: "n1", Partition: "p", GPUs: 8}},
+		Shares: []sched.Share{
+			{Name: "own", Partition: "p", GPUs: 4, Strategy: sched.Lend},
+			{Name: "a", Partition: "p", GPUs: 2, Strategy: sched.LendAndBorrow, BorrowLimit: 100, FairWeight: 1},
+			{Name: "c", Partition: "p", GPUs: 2, Strategy: sched.LendAndBorrow, BorrowLimit: sched.Unlimited},
+		},
+	}}
+	jobs, err := DecodeTrace(strings.NewReader("submit_s,job,share,priority,gpus,duration_s\n" +
+		"0,a1,a,1,3,86400\n0,c1,c,1,3,86400\n1,a2,a,1,2,60\n1,c2,c,1,3,60\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cl, jobs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(res.WindowJain-0.9) > 1e-3 || res.JainWindows != 1 {
+		t.Errorf("daily Jain %v over %d days, want 0.9 over 1", res.WindowJain, res.JainWindows)
+	}
+	if res.WindowJainFit != 1 || res.JainWindowsFit != 0 {
+		t.Errorf("job-fits-limit Jain %v over %d days, want 1 over 0", res.WindowJainFit, res.JainWindowsFit)
 	}
 }

@@ -32,7 +32,13 @@ type Result struct {
 	// windows of FairnessWindow.
 	WindowJain  float64
 	JainWindows int
-	Usage       *Usage // with Options.Usage
+	// WindowJainFit is WindowJain counting a share as wanting to borrow
+	// only while its smallest pending job would also start within its
+	// borrow limit (a share held back by its own limit is not a
+	// contender: fairWindows), over JainWindowsFit windows.
+	WindowJainFit  float64
+	JainWindowsFit int
+	Usage          *Usage // with Options.Usage
 }
 
 // SizeClass is a range of job sizes in total GPUs, Min..Max.

@@ -97,8 +97,14 @@ type runner struct {
 	pending []int
 	wanting []bool
 	fair    fairWindows
-	ended   int
-	rec     Record
+	// pendSizes counts each share's pending jobs by their GPUs; wantFit is
+	// wanting where the share's smallest pending job also fits under its
+	// borrow limit (fairFit measures over those shares).
+	pendSizes []map[int]int
+	wantFit   []bool
+	fairFit   fairWindows
+	ended     int
+	rec       Record
 }
 
 // Run replays jobs on the cluster through the scheduling core and returns
@@ -130,11 +136,16 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	n := len(cl.Sched.Shares)
 	r.inUse, r.borrow, r.lent = make([]int, n), make([]int, n), make([]int, n)
 	r.pending, r.wanting = make([]int, n), make([]bool, n)
+	r.pendSizes, r.wantFit = make([]map[int]int, n), make([]bool, n)
+	for i := range r.pendSizes {
+		r.pendSizes[i] = map[int]int{}
+	}
 	for i, s := range cl.Sched.Shares {
 		r.shareIdx[s.Name] = i
 	}
 	r.res = newResult(&cl, jobs, opt.Usage)
 	r.fair = newFairWindows(FairnessWindow, r.res.Shares)
+	r.fairFit = newFairWindows(FairnessWindow, r.res.Shares)
 
 	order := make([]int32, len(jobs))
 	for i := range jobs {
@@ -268,7 +279,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			return false, fmt.Errorf("sim: t=%s: submit job %s: %w", FormatSeconds(r.now), j.id, err)
 		}
 		j.phase = phasePending
-		r.pending[j.share]++
+		r.addPending(j, +1)
 		j.since = r.now
 		r.emit(EventSubmit, j)
 	case evFinish:
@@ -403,7 +414,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 		}
 		if j.phase == phasePending {
 			j.queued += r.now - j.since
-			r.pending[j.share]--
+			r.addPending(j, -1)
 		}
 		j.phase = phaseFailed
 		r.res.Shares[j.share].Failed++
@@ -427,7 +438,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 			r.res.Shares[j.share].NodeFailures++
 		}
 		j.phase = phasePending
-		r.pending[j.share]++
+		r.addPending(j, +1)
 		j.since = r.now
 		r.rec = Record{RemainingS: seconds(j.remaining)}
 		r.emit(EventRequeue, j)
@@ -444,7 +455,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 			// went down.
 			if j.phase == phasePending {
 				j.queued += r.now - j.since
-				r.pending[j.share]--
+				r.addPending(j, -1)
 			}
 		default:
 			return r.inconsistent(j, "finish")
@@ -495,7 +506,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 
 func (r *runner) start(j *simJob, st *sched.Start) {
 	j.phase = phaseRunning
-	r.pending[j.share]--
+	r.addPending(j, -1)
 	j.gen++
 	j.runStart = r.now
 	j.queued += r.now - j.since
@@ -568,6 +579,7 @@ func (r *runner) integrate(t time.Duration) {
 		r.res.BusyGPUHours += float64(r.inUse[i]) * dt
 	}
 	r.fair.add(r.last, t, r.borrow, r.wanting)
+	r.fairFit.add(r.last, t, r.borrow, r.wantFit)
 	r.last = t
 }
 
@@ -588,6 +600,7 @@ func (r *runner) snapshot() {
 		sr := &r.res.Shares[i]
 		room := sr.BorrowLimit < 0 || r.borrow[i] < sr.Quota*sr.BorrowLimit/100
 		r.wanting[i] = sr.Strategy == sched.LendAndBorrow && r.pending[i] > 0 && r.inUse[i] >= sr.Quota && room
+		r.wantFit[i] = r.wanting[i] && (sr.BorrowLimit < 0 || r.borrow[i]+r.smallestPending(i) <= sr.Quota*sr.BorrowLimit/100)
 	}
 	if changed && r.res.Usage != nil {
 		r.res.Usage.add(r.now, r.inUse)
@@ -627,6 +640,7 @@ func (r *runner) finish() {
 		slices.Sort(res.Shares[i].Slowdowns)
 	}
 	res.WindowJain, res.JainWindows = r.fair.finish()
+	res.WindowJainFit, res.JainWindowsFit = r.fairFit.finish()
 	slices.Sort(res.Waits)
 	for _, w := range res.SizeWaits {
 		slices.Sort(w)
@@ -634,4 +648,25 @@ func (r *runner) finish() {
 	if res.Usage != nil {
 		res.Usage.add(r.now, r.inUse)
 	}
+}
+
+// addPending counts j in (d = +1) or out of (d = -1) its share's pending
+// jobs.
+func (r *runner) addPending(j *simJob, d int) {
+	r.pending[j.share] += d
+	m := r.pendSizes[j.share]
+	if m[j.gpus] += d; m[j.gpus] <= 0 {
+		delete(m, j.gpus)
+	}
+}
+
+// smallestPending is the GPUs of share i's smallest pending job (0: none).
+func (r *runner) smallestPending(i int) int {
+	least := 0
+	for g := range r.pendSizes[i] {
+		if least == 0 || g < least {
+			least = g
+		}
+	}
+	return least
 }
