@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -166,9 +167,16 @@ func TestReadResponseEveryField(t *testing.T) {
 	if want := (Response{V: Version, JobID: "8.lab"}); !reflect.DeepEqual(out, want) {
 		t.Fatalf("second answer read as %+v, want %+v", out, want)
 	}
-	bad := `{"v":1,"jobs":[{"id":5}]}` + "\n"
-	if err := NewDecoder(strings.NewReader(bad)).ReadResponse(&out); err == nil || !strings.Contains(err.Error(), "jobs") {
-		t.Fatalf("malformed jobs: %v", err)
+	for _, field := range []string{"jobs", "error", "errors", "session"} {
+		bad := `{"v":1,"` + field + `":[{"id":5}]}` + "\n"
+		if err := NewDecoder(strings.NewReader(bad)).ReadResponse(&out); err == nil || !strings.Contains(err.Error(), field) {
+			t.Fatalf("malformed %s: %v", field, err)
+		}
+	}
+	// null is no value, as encoding/json reads it into a pointer or slice.
+	if err := NewDecoder(strings.NewReader(`{"v":1,"error":null,"errors":null,"session":null,"job_id":"9.lab"}` + "\n")).ReadResponse(&out); err != nil ||
+		!reflect.DeepEqual(out, Response{V: 1, JobID: "9.lab"}) {
+		t.Fatalf("nulls read as %+v, %v", out, err)
 	}
 }
 
@@ -218,5 +226,82 @@ func TestEncodeRequest(t *testing.T) {
 				t.Fatalf("EncodeRequest:\n%s\nEncode:\n%s", got.String(), want.String())
 			}
 		})
+	}
+}
+
+// FuzzReadResponse: ReadResponse (through responseWire, its fields decoded
+// only when present) reads an answer line as encoding/json reads it into a
+// Response, or fails where that fails. Lines with a top-level key twice
+// are left out: encoding/json merges two objects given for one pointer
+// field, where a raw field keeps the last.
+func FuzzReadResponse(f *testing.F) {
+	for _, s := range []string{`{"v":1,"job_id":"12.lab"}`, `{"v":1,"error":{"code":"bad_request","message":"m","id":"1.lab"}}`,
+		`{"v":1,"errors":[{"code":"unknown_job","message":"x"}],"jobs":[{"id":"1.lab","name":"j"}]}`,
+		`{"v":1,"session":{"job":"1.lab","token":"t","expires":"2026-03-02T10:00:00Z"}}`, `{"v":1,"error":null,"Errors":[]}`,
+		`{"v":1,"error":[1]}`, `{"v":1,"session":{"expires":"x"}}`, `{"v":1,"text":"a\u2028b","payload":0}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\n") || duplicateKeys(line) {
+			return
+		}
+		var got Response
+		errGot := NewDecoder(strings.NewReader(line + "\n")).ReadResponse(&got)
+		var want Response
+		errWant := json.Unmarshal([]byte(line), &want)
+		if errWant == nil && (want.Payload < 0 || want.Payload > MaxMessage) {
+			errWant = ErrTooLarge
+		}
+		if errWant == nil && want.Payload > 0 {
+			errWant = io.ErrUnexpectedEOF // the line holds no payload after it
+		}
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("%q: ReadResponse %v; encoding/json %v", line, errGot, errWant)
+		}
+		if errGot == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: ReadResponse %+v; encoding/json %+v", line, got, want)
+		}
+	})
+}
+
+// duplicateKeys says whether a JSON object's top level names a key
+// twice, folding case as encoding/json matches names.
+func duplicateKeys(line string) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &top) != nil {
+		return false
+	}
+	dec := json.NewDecoder(strings.NewReader(line))
+	seen, depth := map[string]bool{}, 0
+	for expectKey := false; ; {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+			} else {
+				depth--
+			}
+			// A key comes next after the top object opens, and after a
+			// nested value closes back into it.
+			expectKey = depth == 1
+			continue
+		case string:
+			if depth == 1 && expectKey {
+				k := strings.ToLower(v)
+				if seen[k] {
+					return true
+				}
+				seen[k] = true
+				expectKey = false
+				continue
+			}
+		}
+		if depth == 1 {
+			expectKey = true
+		}
 	}
 }
