@@ -38,7 +38,7 @@ const (
 	crashEnvDir    = "SHARQ_SPOOL_CRASH_DIR"
 	crashEnvSeed   = "SHARQ_SPOOL_CRASH_SEED"
 	crashEnvLimits = "SHARQ_SPOOL_CRASH_LIMITS"
-	crashRounds    = 8
+	crashRounds    = 6
 )
 
 // crashLimits are the child's checkpoint limits by round: the defaults

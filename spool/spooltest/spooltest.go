@@ -63,6 +63,7 @@ func Run(t *testing.T, f Factory) {
 			{"ReopenNextIDsNeverReused", c.reopenNextIDs},
 			{"ReopenKeepsState", c.reopenState},
 			{"ReopenKeepsUsageState", c.reopenUsageState},
+			{"ReopenAfterEachWrite", c.reopenAfterEachWrite},
 		}...)
 	}
 	for _, tc := range tests {
@@ -726,6 +727,66 @@ func (c *suite) reopenKeepsRecords(t *testing.T) {
 	// The finished index survived: 2[0] is purgeable, the rest is not.
 	if n, err := s.Purge(ctx, t0.Add(time.Second)); err != nil || n != 1 {
 		t.Fatalf("Purge after reopen = %d, %v; want 1", n, err)
+	}
+}
+
+// reopenAfterEachWrite reopens after every write of a sequence that
+// overwrites, deletes what was just written, finishes and purges, and sets
+// and clears state, and checks everything after each reopen.
+func (c *suite) reopenAfterEachWrite(t *testing.T) {
+	s := c.open(t)
+	type want struct {
+		recs  []spool.Record // in Scan order
+		state string         // value of "drained"; "" when unset
+	}
+	steps := []struct {
+		name string
+		do   func(s spool.Spool) error
+		want want
+	}{
+		{"put", func(s spool.Spool) error {
+			return s.Put(ctx, rec("1.lab", time.Time{}), rec("2.lab", time.Time{}))
+		}, want{recs: []spool.Record{rec("1.lab", time.Time{}), rec("2.lab", time.Time{})}}},
+		{"delete the record just written", func(s spool.Spool) error { return s.Delete(ctx, "2.lab", "7.lab") },
+			want{recs: []spool.Record{rec("1.lab", time.Time{})}}},
+		{"finish", func(s spool.Spool) error { return s.Put(ctx, rec("1.lab", t0), rec("3.lab", time.Time{})) },
+			want{recs: []spool.Record{rec("1.lab", t0), rec("3.lab", time.Time{})}}},
+		{"state", func(s spool.Spool) error { return s.SetState(ctx, "drained", []byte("n1")) },
+			want{recs: []spool.Record{rec("1.lab", t0), rec("3.lab", time.Time{})}, state: "n1"}},
+		{"purge the record just finished", func(s spool.Spool) error {
+			n, err := s.Purge(ctx, t0.Add(time.Second))
+			if err == nil && n != 1 {
+				err = fmt.Errorf("purged %d records, want 1", n)
+			}
+			return err
+		}, want{recs: []spool.Record{rec("3.lab", time.Time{})}, state: "n1"}},
+		{"re-add the purged id active", func(s spool.Spool) error { return s.Put(ctx, rec("1.lab", time.Time{})) },
+			want{recs: []spool.Record{rec("1.lab", time.Time{}), rec("3.lab", time.Time{})}, state: "n1"}},
+		{"clear state", func(s spool.Spool) error { return s.SetState(ctx, "drained", nil) },
+			want{recs: []spool.Record{rec("1.lab", time.Time{}), rec("3.lab", time.Time{})}}},
+	}
+	for _, st := range steps {
+		if err := st.do(s); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		s = c.reopen(t, s)
+		got := scanAll(t, s)
+		if len(got) != len(st.want.recs) {
+			t.Fatalf("after %s and a reopen: Scan = %v, want %v", st.name, ids(got), ids(st.want.recs))
+		}
+		for i, r := range st.want.recs {
+			if !sameRecord(got[i], r) {
+				t.Fatalf("after %s and a reopen: record %d = %s, want %s", st.name, i, fmtRec(got[i]), fmtRec(r))
+			}
+			wantGet(t, s, r)
+		}
+		v, err := s.State(ctx, "drained")
+		if err != nil || string(v) != st.want.state {
+			t.Fatalf("after %s and a reopen: state %q, %v; want %q", st.name, v, err, st.want.state)
+		}
+	}
+	if v, err := s.State(ctx, "drained"); err != nil || v != nil {
+		t.Fatalf("cleared state reads %q, %v; want nil", v, err)
 	}
 }
 
