@@ -319,6 +319,9 @@ func decodeBody(lsn uint64, body []byte) (walOp, error) {
 		}
 	case opState:
 		l := r.u16()
+		if r.err == nil && (l == 0 || l > maxStateKey) {
+			r.err = fmt.Errorf("state key of %d bytes", l)
+		}
 		op.key = string(r.take(l))
 		set := r.u8()
 		vl := r.u32()
