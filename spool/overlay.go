@@ -26,8 +26,6 @@ func newOverlay() overlay {
 	return overlay{jobs: map[string]walRec{}, state: map[string]ovState{}}
 }
 
-func (o *overlay) empty() bool { return len(o.jobs) == 0 && len(o.state) == 0 }
-
 func (o *overlay) entries() int { return len(o.jobs) + len(o.state) }
 
 // apply adds a logged op; next is the NextIDs high-water mark, raised by
