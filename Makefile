@@ -9,7 +9,7 @@ export CGO_ENABLED = 1
 # the client commands start faster (contrib/bench/vs-slurm.sh).
 export GOFLAGS += -tags=urfave_cli_no_docs
 
-.PHONY: all build test test-unit vet fmt-check lint tidy-check tools bench bench-system up demo clean deps local-deps
+.PHONY: all build test test-unit vet fmt-check lint tidy-check cgo-check tools bench bench-system up demo clean deps local-deps
 
 all: build
 
@@ -33,7 +33,7 @@ build:
 # Tests run as root: they start a private containerd, real daemons and real
 # containers. deps installs the Debian packages they need (nothing that is
 # already there), so make test works on a fresh machine as README says.
-test: deps vet fmt-check tidy-check lint
+test: deps vet fmt-check tidy-check lint cgo-check
 	$(GO) test -race -timeout 40m ./...
 
 # The packages whose tests need no root, containerd, device files, MUNGE or
@@ -41,7 +41,7 @@ test: deps vet fmt-check tidy-check lint
 # pure tests too; make test runs everything.)
 ROOT_PKGS = e2e|runtime|runtime/gpu|daemon/noded|daemon/ctld|client|acct|internal/(testenv|ctrd|localcluster|munge|munged|secret|pgtest)
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v -E '^github.com/sharq-hpc/sharq/($(ROOT_PKGS))$$')
-test-unit: vet fmt-check
+test-unit: vet fmt-check cgo-check
 	$(GO) test -race $(UNIT_PKGS)
 
 # staticcheck, built from a pinned module version into $(BIN)/tools.
@@ -53,6 +53,12 @@ $(STATICCHECK):
 
 lint: $(STATICCHECK)
 	$(STATICCHECK) -tags urfave_cli_no_docs ./...
+
+# No sharq package uses cgo itself (import "C"): the binaries that need the
+# C library get it from go-nvml and the standard library (see build).
+cgo-check:
+	@out=$$($(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...); \
+	if [ -n "$$out" ]; then echo "packages that import \"C\" (see build):"; echo "$$out"; exit 1; fi
 
 # go.mod and go.sum are what go mod tidy makes.
 tidy-check:
