@@ -442,6 +442,10 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 			r = ReasonBackfillWouldDelay // only the quota kept for its reserved job stops it
 		}
 		s.blocked(sh, j, r)
+		if b := sh.usage() + g - sh.quota(); !sh.holdAll && mayBorrow(sh, b) {
+			// Behind its share's reserved job: it may reserve after it.
+			s.reserveExtra(p, sh, j, b)
+		}
 		return false
 	}
 	b := sh.usage() + g - sh.quota()
@@ -529,6 +533,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 					}
 					return false
 				}
+			}
+			if s.reserveExtra(p, sh, j, b) {
+				return false
 			}
 			// EASY: while a borrower reservation stands, later
 			// borrowers fit around it; a claim would keep idle GPUs

@@ -50,9 +50,13 @@ import (
 // GPUs, or the quota or borrowing kept for a reserved job of its share,
 // waits with ReasonBackfillWouldDelay.
 //
-// Only one job per share (and one borrower per partition) reserves (EASY,
-// not conservative backfill): the jobs blocked behind it start when they
-// fit around it, and do not hold the share.
+// Only one job per share reserves (EASY, not conservative backfill): the
+// jobs blocked behind it start when they fit around it, and do not hold
+// the share. Among borrowers, the first blocked one and up to
+// maxExtraResv more reserve, each around the ones before it
+// (borrowresv.go). A job that a reservation does not bind still keeps off
+// its GPUs when it can start elsewhere now (placeBF), so that it does not
+// push the reservation later for nothing.
 //
 // Lifetime. Reservations are computed again whenever the pass looks at
 // their share again (every share after a capacity change); the others
@@ -114,6 +118,8 @@ type reservation struct {
 	end    time.Time // start + the job's walltime; forever without one
 	borrow bool      // a borrower's reservation
 	own    bool      // a share's first over-headroom job's: binds only its share's later jobs
+	extra  bool      // a borrower reservation besides the partition's first (borrowresv.go)
+	rank   uint64    // creation order: an extra binds the borrowers whose reservation is younger
 	nodes  []*node
 	gpus   []gpuSet // per node
 	allocs []Alloc
@@ -189,8 +195,13 @@ func (s *Scheduler) unreserve(j *job) {
 	if p.bresv == r {
 		p.bresv = nil
 	}
-	if sh := j.share; sh != nil && sh.resv == r {
-		sh.resv = nil
+	if sh := j.share; sh != nil {
+		if sh.resv == r {
+			sh.resv = nil
+		}
+		if sh.xresv == r {
+			sh.xresv = nil
+		}
 	}
 }
 
@@ -223,12 +234,26 @@ func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
 		return false
 	}
 	if r.borrow {
-		return borrowing && (s.cfg.FairShare || seqBefore(r.j, x))
+		if !borrowing {
+			return false
+		}
+		if r.extra {
+			return x != r.part.bresv.job() && (x.resv == nil || !x.resv.borrow || x.resv.rank > r.rank)
+		}
+		return s.cfg.FairShare || seqBefore(r.j, x)
 	}
 	if x.share == r.j.share {
 		return queueLess(r.j, x)
 	}
 	return borrowing || seqBefore(r.j, x)
+}
+
+// job is r's job; nil for no reservation.
+func (r *reservation) job() *job {
+	if r == nil {
+		return nil
+	}
+	return r.j
 }
 
 func seqBefore(a, b *job) bool {
@@ -257,7 +282,11 @@ func (s *Scheduler) headroomQ(sh *share, j *job) int {
 // headroomB is headroomQ for the borrow limit.
 func (s *Scheduler) headroomB(sh *share, j *job) int {
 	q := sh.reservedB
-	if r := sh.part.bresv; r != nil && r.j != j && r.j.share == sh && sh.resvB > 0 && s.shortFor(j, r) {
+	r := sh.part.bresv
+	if r == nil || r.j.share != sh {
+		r = sh.xresv
+	}
+	if r != nil && r.j != j && r.j.share == sh && sh.resvB > 0 && s.shortFor(j, r) {
 		q -= sh.resvB
 	}
 	return q
@@ -267,6 +296,17 @@ func (s *Scheduler) headroomB(sh *share, j *job) int {
 // keeps off the GPUs, CPUs and memory of every reservation ahead of j
 // whose start j would still be running at. masked says whether any did.
 func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Alloc, nodes []*node, ok, masked bool) {
+	if s.buildSoftMasks(p, j, borrowing) {
+		// Keep off the reservations that do not bind it too, when it
+		// can: a reservation it does not have to honour is not run
+		// into (dropped and moved later) for nothing.
+		s.masking = true
+		allocs, nodes, ok = s.place(p, j)
+		s.masking = false
+		if ok {
+			return allocs, nodes, true, false
+		}
+	}
 	if !s.buildMasks(p, j, borrowing) {
 		allocs, nodes, ok = s.place(p, j)
 		return allocs, nodes, ok, false
@@ -275,6 +315,47 @@ func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Allo
 	allocs, nodes, ok = s.place(p, j)
 	s.masking = false
 	return allocs, nodes, ok, true
+}
+
+// buildSoftMasks marks on the nodes, as buildMasks does, every reservation
+// but j's own whose start j would still be running at, when some of them
+// does not bind j; false (nothing marked) otherwise.
+func (s *Scheduler) buildSoftMasks(p *partition, j *job, borrowing bool) bool {
+	if len(p.resvs) == 0 {
+		return false
+	}
+	end := s.endFrom(j, s.now)
+	soft := false
+	for _, r := range p.resvs {
+		if r.j != j && r.start.Before(end) && !s.binds(r, j, borrowing) {
+			soft = true
+			break
+		}
+	}
+	if !soft {
+		return false
+	}
+	s.maskGen++
+	for _, r := range p.resvs {
+		if r.j != j && r.start.Before(end) {
+			s.maskResv(r)
+		}
+	}
+	return true
+}
+
+// maskResv adds r's GPUs, CPUs and memory to its nodes' masks of maskGen.
+func (s *Scheduler) maskResv(r *reservation) {
+	for k, n := range r.nodes {
+		if n.maskGen != s.maskGen {
+			n.maskGen = s.maskGen
+			n.mask, n.maskCPU, n.maskMem = gpuSet{}, 0, 0
+		}
+		n.mask = n.mask.or(r.gpus[k])
+		c, m := n.reqOn(r.j)
+		n.maskCPU += c
+		n.maskMem += m
+	}
 }
 
 // buildMasks marks on the nodes (for maskGen) the GPUs, CPUs and memory of
@@ -292,16 +373,7 @@ func (s *Scheduler) buildMasks(p *partition, j *job, borrowing bool) bool {
 			continue
 		}
 		masked = true
-		for k, n := range r.nodes {
-			if n.maskGen != s.maskGen {
-				n.maskGen = s.maskGen
-				n.mask, n.maskCPU, n.maskMem = gpuSet{}, 0, 0
-			}
-			n.mask = n.mask.or(r.gpus[k])
-			c, m := n.reqOn(r.j)
-			n.maskCPU += c
-			n.maskMem += m
-		}
+		s.maskResv(r)
 	}
 	return masked
 }
@@ -406,7 +478,8 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, borrow bool, nb time.Time)
 		}
 	}
 	g := j.GPUsPerNode
-	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: borrow}
+	s.resvRank++
+	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: borrow, rank: s.resvRank}
 	for _, c := range best {
 		rel := s.relWith(c.n)
 		var busy, free gpuSet

@@ -43,6 +43,7 @@ type Scheduler struct {
 	// profEpoch changes with every event that may change a node's release
 	// profile without a nodeRefresh (reservation.go).
 	profEpoch uint64
+	resvRank  uint64 // reservations made so far (reservation.rank)
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.

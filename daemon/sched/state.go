@@ -92,6 +92,7 @@ type share struct {
 	resv        *reservation // the reservation of its first blocked within-quota job (backfill)
 	resvQ       int          // per pass: of reservedQ, the reserved job's part
 	resvB       int          // per pass: of reservedB, its reserved borrower's part
+	xresv       *reservation // its first extra borrower reservation, when the partition's (bresv) is another share's
 
 	// per pass
 	cur         mcursor
