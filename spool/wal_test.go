@@ -476,3 +476,33 @@ func TestWALReusesFile(t *testing.T) {
 		}
 	}
 }
+
+func TestLastNonZero(t *testing.T) {
+	at := func(n int, set ...int) []byte {
+		b := make([]byte, n)
+		for _, i := range set {
+			b[i] = 1
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		buf  []byte
+		want int
+	}{
+		{"empty", nil, -1},
+		{"all zeros, several blocks", at(3*4096 + 5), -1},
+		{"first byte", at(3*4096+5, 0), 0},
+		{"last byte", at(3*4096+5, 3*4096+4), 3*4096 + 4},
+		{"last byte of a block", at(3*4096+5, 4095), 4095},
+		{"first byte of a block", at(3*4096, 2*4096), 2 * 4096},
+		{"short", at(3, 1), 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lastNonZero(tc.buf); got != tc.want {
+				t.Fatalf("lastNonZero = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -93,7 +94,12 @@ func openWAL(path string, noSync bool) (*walFile, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	buf, err := io.ReadAll(f)
+	var buf []byte
+	fi, err := f.Stat()
+	if err == nil {
+		buf = make([]byte, fi.Size())
+		_, err = io.ReadFull(f, buf)
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
@@ -160,12 +166,16 @@ func laterFrame(buf []byte, from int, salt []byte, min uint64) (int, uint64, boo
 	}
 	saltSum := crc32.Checksum(salt, castagnoli)
 	maxLSN := min + uint64(len(buf)/frameHead)
-	for p := from; p+frameHead <= len(buf); p++ {
-		h := buf[p : p+frameHead]
-		l := binary.LittleEndian.Uint32(h[0:4])
+	// A frame starts with a length that is not zero, so none starts past
+	// the last byte that is not zero: the zeros ahead of the log are not
+	// searched.
+	end := lastNonZero(buf) + 1
+	for p := from; p < end && p+frameHead <= len(buf); p++ {
+		l := binary.LittleEndian.Uint32(buf[p:])
 		if l < walMinBody || l > walMaxBody || p+frameHead+int(l) > len(buf) {
 			continue
 		}
+		h := buf[p : p+frameHead]
 		lsn := binary.LittleEndian.Uint64(h[4:12])
 		if lsn < min || lsn > maxLSN {
 			continue
@@ -179,6 +189,21 @@ func laterFrame(buf []byte, from int, salt []byte, min uint64) (int, uint64, boo
 		}
 	}
 	return 0, 0, false
+}
+
+var zeroBlock [4096]byte
+
+// lastNonZero returns the offset of the last byte of buf that is not
+// zero, or -1; whole blocks of zeros are skipped with one compare each.
+func lastNonZero(buf []byte) int {
+	end := len(buf)
+	for end >= len(zeroBlock) && bytes.Equal(buf[end-len(zeroBlock):end], zeroBlock[:]) {
+		end -= len(zeroBlock)
+	}
+	for end > 0 && buf[end-1] == 0 {
+		end--
+	}
+	return end - 1
 }
 
 // fits reports whether a frame of n bytes fits below max without a
