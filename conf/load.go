@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -47,11 +48,55 @@ func Parse(file string, data []byte) (*Config, error) {
 // client command needs to find the controller, without reading or checking
 // the partitions, nodes and shares (which Load does, and which cost a
 // qsub's every run for nothing). The same TOML parser reads the file.
+//
+// The parser reads only the file's lines up to the end of its [cluster]
+// table (clusterPart), when they hold that table without a problem: the
+// TOML parser's cost is in its lexing, and the tables after [cluster]
+// (scheduler, partitions, nodes, shares) are most of a site's file.
+// Otherwise, a problem included, it reads the whole file, so that every
+// problem is the one a whole read reports.
 func LoadCluster(path string) (Cluster, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Cluster{}, fmt.Errorf("conf: %w", err)
 	}
+	if part, ok := clusterPart(data); ok {
+		if c, err := loadCluster(path, part); err == nil {
+			return c, nil
+		}
+	}
+	return loadCluster(path, data)
+}
+
+// clusterPart is the start of a TOML document up to the end of its
+// [cluster] table: up to the first line, after the line "[cluster]"
+// (blanks and a comment after it allowed), that starts a table ("[" its
+// first character but blanks). ok is false when there is nothing to cut:
+// no such [cluster] line, or no table after it.
+// A cut inside a multi-line string or array leaves it unterminated, which
+// the parser refuses, and LoadCluster reads the whole file.
+func clusterPart(data []byte) (part []byte, ok bool) {
+	inCluster := false
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n') + 1
+		if end == 0 {
+			end = len(data) - off
+		}
+		line := bytes.TrimLeft(data[off:off+end], " \t")
+		switch {
+		case inCluster && len(line) > 0 && line[0] == '[':
+			return data[:off], true
+		case !inCluster && bytes.HasPrefix(line, []byte("[cluster]")):
+			rest := bytes.TrimLeft(line[len("[cluster]"):], " \t\r\n")
+			inCluster = len(rest) == 0 || rest[0] == '#'
+		}
+		off += end
+	}
+	return data, false
+}
+
+// loadCluster is LoadCluster on data, the contents of the file at path.
+func loadCluster(path string, data []byte) (Cluster, error) {
 	doc, perr := decodeTOML(path, data)
 	if perr != nil {
 		return Cluster{}, Problems{*perr}

@@ -65,3 +65,56 @@ func BenchmarkLoadCluster(b *testing.B) {
 		}
 	}
 }
+
+// FuzzLoadClusterPart: reading [cluster] from the file's start up to the
+// end of that table gives what a read of the whole file gives: the same
+// cluster, or the same problems. Only a problem after [cluster] may go
+// unseen (a client checks [cluster] alone; the controller, Load, all).
+func FuzzLoadClusterPart(f *testing.F) {
+	example, err := os.ReadFile("../contrib/examples/cluster.toml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		string(example),
+		"[cluster]\nname = \"x\"\n[[share]]\ngpus = \"many\"\n",
+		"[cluster] # the cluster\r\nname = \"x\"\r\n  [runtime]\r\n",
+		"[cluster]\nname = \"x\"\nadmins = [\n[\"a\"]]\n[runtime]\n",               // a cut inside an array
+		"[cluster]\nname = \"x\"\nmunge_socket = \"\"\"\n[x]\n\"\"\"\n[runtime]\n", // inside a string
+		"motd = \"\"\"\n[cluster]\n\"\"\"\n[cluster]\nname = \"x\"\n[runtime]\n",   // a header inside a string first
+		"[cluster]\nname = \"X_Y\"\n[runtime]\nnamespace = 3\n",                    // a problem in [cluster]
+		"[cluster]\nname = \"x\"\n[cluster]\nname = \"y\"\n",                       // twice: the whole read refuses it
+		"[cluster]\nname = \"x\"\n[runtime\n",                                      // a syntax error after [cluster]
+		"[runtime]\n[cluster]\nsocket = \"rel\"\n[scheduler]\n",
+		"cluster.name = \"x\"\n[runtime]\n",
+	} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, doc string) {
+		path := filepath.Join(dir, "c.toml")
+		got, errGot := LoadCluster(writeTemp(t, path, doc))
+		want, errWant := loadCluster(path, []byte(doc))
+		switch {
+		case errWant == nil && (errGot != nil || !reflect.DeepEqual(got, want)):
+			t.Fatalf("%q: LoadCluster = %+v, %v; the whole file: %+v", doc, got, errGot, want)
+		case errWant != nil && errGot != nil && errGot.Error() != errWant.Error():
+			t.Fatalf("%q: LoadCluster: %v; the whole file: %v", doc, errGot, errWant)
+		case errWant != nil && errGot == nil:
+			// Allowed only for a problem after [cluster]: the part alone
+			// reads as LoadCluster read it.
+			part, ok := clusterPart([]byte(doc))
+			if c, err := loadCluster(path, part); !ok || err != nil || !reflect.DeepEqual(c, got) {
+				t.Fatalf("%q: LoadCluster = %+v, but the whole file: %v", doc, got, errWant)
+			}
+		}
+	})
+}
+
+func writeTemp(t *testing.T, path, doc string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
