@@ -149,3 +149,38 @@ func BenchmarkLogSync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckpoint measures one checkpoint of an overlay of n ~1 KiB
+// new records into jobs.db: the pause that the write which triggers it
+// sees (once per defaultLimits.entries records logged).
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, n := range []int{1024, 2048, 8192} {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			s := benchOpen(b, false)
+			s.lim.entries = 1 << 30 // the benchmark checkpoints by hand
+			ctx := context.Background()
+			num := uint64(1)
+			recs := make([]Record, 128)
+			for b.Loop() {
+				b.StopTimer()
+				for range n / len(recs) {
+					for i := range recs {
+						recs[i] = Record{ID: fmt.Sprintf("%d.lab", num), Data: benchData}
+						num++
+					}
+					if err := s.Put(ctx, recs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				s.wmu.Lock()
+				err := s.checkpoint()
+				s.wmu.Unlock()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/record")
+		})
+	}
+}

@@ -20,7 +20,7 @@
 // State read first. A checkpoint commits the overlay into jobs.db in one
 // ordinary synced bbolt transaction, which also records the LSN of the last
 // log entry it holds, and then starts the log over in the same file. It runs
-// when the overlay holds more than 8192 records and state keys or 16 MiB,
+// when the overlay holds more than 2048 records and state keys or 8 MiB,
 // when the log would pass 64 MiB, before Purge (which works on jobs.db), on
 // each page of a Scan while the overlay has records (so Scan reads jobs.db
 // as before), and on Close. A Put or Delete too large for one 4 MiB frame is
