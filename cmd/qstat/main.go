@@ -4,16 +4,14 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sharq-hpc/sharq/cli"
 	"github.com/sharq-hpc/sharq/client"
 )
 
+// main installs no signal handler (as qsub's): SIGINT ends a qstat as it
+// ends any short command, and the process starts no signal goroutine and
+// thread.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Qstat(ctx, os.Args, cli.OS(client.Auto()))
-	stop()
-	os.Exit(code)
+	os.Exit(cli.Qstat(context.Background(), os.Args, cli.OS(client.Auto())))
 }
