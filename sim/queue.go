@@ -4,7 +4,7 @@ import "time"
 
 // evKind orders the events due at the same time: exits of finished jobs,
 // then exits of preempted jobs, then exits of cancelled jobs, then
-// submissions, then actions.
+// submissions, then actions, then wake-ups.
 type evKind uint8
 
 const (
@@ -13,6 +13,7 @@ const (
 	evKill                 // a cancelled running job's grace time is over: it exits
 	evSubmit               // a job arrives
 	evAction               // an action of the actions file (job is its index)
+	evWake                 // the core's NextWake: a pass, as the controller runs one then
 )
 
 // event is a future happening on the virtual clock.

@@ -103,6 +103,7 @@ type runner struct {
 	pendSizes []map[int]int
 	wantFit   []bool
 	fairFit   fairWindows
+	wakeAt    time.Duration // the wake-up event queued (-1: none)
 	ended     int
 	rec       Record
 }
@@ -146,6 +147,7 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	r.res = newResult(&cl, jobs, opt.Usage)
 	r.fair = newFairWindows(FairnessWindow, r.res.Shares)
 	r.fairFit = newFairWindows(FairnessWindow, r.res.Shares)
+	r.wakeAt = -1
 
 	order := make([]int32, len(jobs))
 	for i := range jobs {
@@ -225,6 +227,7 @@ func (r *runner) loop(ctx context.Context) error {
 			return err
 		}
 		r.snapshot()
+		r.wake(t)
 		passes++
 		r.res.Passes = passes
 		if passes%1024 == 0 {
@@ -240,6 +243,9 @@ func (r *runner) loop(ctx context.Context) error {
 func (r *runner) stale(e *event) bool {
 	if e.kind == evAction {
 		return false
+	}
+	if e.kind == evWake {
+		return e.t != r.wakeAt // a later wake-up replaced it
 	}
 	j := &r.jobs[e.job]
 	switch e.kind {
@@ -260,6 +266,10 @@ func (r *runner) apply(e *event) (bool, error) {
 	}
 	if e.kind == evAction {
 		return true, r.action(&r.opt.Actions[e.job])
+	}
+	if e.kind == evWake {
+		r.wakeAt = -1
+		return true, nil
 	}
 	j := &r.jobs[e.job]
 	switch e.kind {
@@ -669,4 +679,20 @@ func (r *runner) smallestPending(i int) int {
 		}
 	}
 	return least
+}
+
+// wake queues a pass at the core's NextWake (a begin time, a fair
+// preemption refused for time), as the controller runs one then; one
+// wake-up is queued at a time, the earliest.
+func (r *runner) wake(now time.Duration) {
+	w, ok := r.core.NextWake()
+	if !ok {
+		return
+	}
+	t := w.Sub(Epoch)
+	if t <= now || (r.wakeAt >= 0 && r.wakeAt <= t) {
+		return
+	}
+	r.wakeAt = t
+	r.q.push(event{t: t, kind: evWake})
 }

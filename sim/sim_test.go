@@ -511,3 +511,41 @@ func TestSubmissionOrder(t *testing.T) {
 		t.Errorf("events:\n%s\nwant y to start first:\n%s", out.String(), want)
 	}
 }
+
+// TestWakeForFairPreemption: the simulator runs a pass at the core's
+// NextWake, as the controller does. y1 arrives at 10 while x1 borrows all
+// the GPUs; fair preemption lets it take half once it has waited 600 s and
+// nothing else happens until x1's end at 10000: only the wake-up at 610
+// starts it then.
+func TestWakeForFairPreemption(t *testing.T) {
+	cl := Cluster{
+		Sched: sched.Config{
+			Partitions: []sched.Partition{{Name: "p", PreemptionRetries: sched.Unlimited}},
+			Nodes:      []sched.Node{{Name: "n1", Partition: "p", GPUs: 4}, {Name: "n2", Partition: "p", GPUs: 4}},
+			Shares: []sched.Share{
+				{Name: "own", Partition: "p", GPUs: 8, Strategy: sched.Lend},
+				{Name: "x", Partition: "p", Strategy: sched.LendAndBorrow, BorrowLimit: sched.Unlimited, FairWeight: 1},
+				{Name: "y", Partition: "p", Strategy: sched.LendAndBorrow, BorrowLimit: sched.Unlimited, FairWeight: 1},
+			},
+			FairShare: true, FairPreemption: true, FairPreemptionAfter: 600 * time.Second,
+		},
+		Grace: map[string]time.Duration{"p": 0},
+	}
+	jobs, err := DecodeTrace(strings.NewReader("submit_s,job,share,priority,gpus,duration_s,checkpoint_s\n" +
+		"0,x1,x,1,4,10000,\n0,x2,x,1,4,10000,\n10,y1,y,1,4,100,\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cl, jobs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Shares {
+		if s.Name == "y" && (len(s.Waits) != 1 || s.Waits[0] != 600*time.Second) {
+			t.Errorf("y1 waited %v, want 600s (the wake-up at 610)", s.Waits)
+		}
+		if s.Name == "x" && s.Preemptions != 1 {
+			t.Errorf("x: %d preemptions, want 1", s.Preemptions)
+		}
+	}
+}

@@ -84,17 +84,27 @@ func (p *partition) fairWakeAt(t time.Time) {
 // tryFairPreempt is a fair-share preemption for borrower j of sh, blocked
 // for room; true when it nominated.
 func (s *Scheduler) tryFairPreempt(p *partition, sh *share, j *job) bool {
-	if !s.cfg.FairShare || !s.cfg.FairPreemption || sh.cfg.Strategy != LendAndBorrow || sh.failFair.covers(j) {
+	if !s.cfg.FairShare || !s.cfg.FairPreemption || sh.cfg.Strategy != LendAndBorrow {
+		return false
+	}
+	// A failed search covers larger jobs that would end no earlier (a
+	// shorter one may fit before a reservation the failed one ran into).
+	end := s.endFrom(j, s.now)
+	if sh.failFair.covers(j) && !end.Before(sh.failFairEnd) {
 		return false
 	}
 	if w := j.waitedNow(s.now); w < s.cfg.FairPreemptionAfter {
 		p.fairWakeAt(s.now.Add(s.cfg.FairPreemptionAfter - w))
 		return false
 	}
+	s.fairMasked = false
 	if s.preempt(p, sh, j, false, false, true) {
 		return true
 	}
-	sh.failFair = failed(j, maxPriority)
+	sh.failFair, sh.failFairEnd = failed(j, maxPriority), time.Time{}
+	if s.fairMasked {
+		sh.failFairEnd = end // reservations kept it off GPUs
+	}
 	return false
 }
 

@@ -137,6 +137,21 @@ func (a cost) less(b cost) bool {
 	return a.pidx < b.pidx
 }
 
+// gpusOn is what victim v frees on n for the search: gpusOn, less, for a
+// fair-share preemption, the GPUs of reservations that bind the preemptor
+// (the mask): unlike an owner's reclaim, it does not come before them.
+func (se *search) gpusOn(v *job, n *node) (int, int, int64) {
+	g, c, m := gpusOn(v, n)
+	if g > 0 && se.fair && se.s.masking && n.maskGen == se.s.maskGen && !n.mask.isEmpty() {
+		for i, x := range v.anodes {
+			if x == n {
+				g -= v.keeps(i).and(n.mask).count()
+			}
+		}
+	}
+	return g, c, m
+}
+
 func gpusOn(v *job, n *node) (int, int, int64) {
 	for i, x := range v.anodes {
 		if x == n {
@@ -203,7 +218,7 @@ func (se *search) room(n *node) (int, int, int64) {
 		}
 	}
 	for _, i := range se.sel { // the victims taken so far
-		dg, dc, dm := gpusOn(se.cands[i], n)
+		dg, dc, dm := se.gpusOn(se.cands[i], n)
 		g, cpu, mem = g+dg, cpu+dc, mem+dm
 	}
 	return g, cpu, mem
@@ -242,14 +257,14 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 		}
 		se.take(i)
 		local = append(local, i)
-		dg, dc, dm := gpusOn(se.cands[i], n)
+		dg, dc, dm := se.gpusOn(se.cands[i], n)
 		g, cpu, mem = g+dg, cpu+dc, mem+dm
 	}
 	ok := se.fitsOn(n, g, cpu, mem)
 	if ok {
 		for k := len(local) - 1; k >= 0; k-- {
 			i := local[k]
-			dg, dc, dm := gpusOn(se.cands[i], n)
+			dg, dc, dm := se.gpusOn(se.cands[i], n)
 			var fit bool
 			if se.j.Exclusive {
 				// clearFor reads what is taken: ask with i put back.
@@ -329,6 +344,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 	// reclaims elsewhere rather than count them (reservation.go). Its
 	// victims' GPUs it takes whatever is reserved: reclaim comes first.
 	if s.buildMasks(p, j, sh.usage()+j.total() > sh.quota()) {
+		s.fairMasked = fair
 		s.masking = true
 		defer func() { s.masking = false }()
 	}
@@ -568,7 +584,11 @@ func (s *Scheduler) nominate(se *search) bool {
 			v := se.cands[i]
 			for k, x := range v.anodes {
 				if x == n {
-					avail = avail.or(v.keeps(k))
+					g := v.keeps(k)
+					if se.fair && s.masking && n.maskGen == s.maskGen {
+						g = g.andNot(n.mask) // reserved: see search.gpusOn
+					}
+					avail = avail.or(g)
 				}
 			}
 		}
@@ -585,7 +605,11 @@ func (s *Scheduler) nominate(se *search) bool {
 	if len(se.sel) == 0 && (!waits || se.fair) {
 		return false
 	}
-	s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first
+	var keep func(*reservation) bool // reclaim comes first
+	if se.fair {
+		keep = func(r *reservation) bool { return s.binds(r, j, true) }
+	}
+	s.overtake(j, nm.nodes, nm.allocs, keep)
 	for k, n := range nm.nodes {
 		n.nominated = n.nominated.or(setOf(nm.allocs[k].GPUs))
 		rc, rm := n.reqOn(j)

@@ -110,7 +110,8 @@ type share struct {
 	failCross   *failKey
 	failIn      *failKey
 	failFair    *failKey
-	blockedPrio int // highest priority of a job blocked in this pass
+	failFairEnd time.Time // when failFair's job would have ended
+	blockedPrio int       // highest priority of a job blocked in this pass
 	redirty     bool
 	scanned     []*job
 }
