@@ -150,7 +150,7 @@ func Run(ctx context.Context, o Options) error {
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
 		mounts: mounts, hostImg: hostImg, health: newHealth(),
-		clients: clients, log: log, out: newOutbox(), serial: newSerial(), jobs: map[string]*job{},
+		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
 	}
 	defer sup.shutdown()
 	defer cancel()

@@ -56,6 +56,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	stop := context.AfterFunc(sctx, func() { nc.Close() })
 	defer stop()
 
+	starts := c.sup.starting.snapshot() // before the list: see starting.go
 	tasks, err := c.sup.rt.List(sctx)
 	unlisted := false
 	if err != nil {
@@ -65,6 +66,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		// The runtime is down: say so, and say hello again once it is back.
 		unlisted = true
 	} else {
+		tasks = overlay(tasks, starts, c.node)
 		c.sup.out.supersede(tasks)
 	}
 	inv := c.inv.Inventory
@@ -210,7 +212,11 @@ func (c *conn) dispatch(m api.NodeMsg) {
 			return
 		}
 		o := m.Start
-		s.serial.Do(o.Job.ID, func() { s.start(o) })
+		s.starting.begin(o.Job.ID, o.Run)
+		s.serial.Do(o.Job.ID, func() {
+			defer s.starting.end(o.Job.ID, o.Run)
+			s.start(o)
+		})
 	case api.MsgStop:
 		if m.Stop == nil {
 			c.log.Warn("stop message without an order")

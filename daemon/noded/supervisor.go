@@ -60,6 +60,7 @@ type supervisor struct {
 	log      *slog.Logger
 	out      *outbox
 	serial   *serial
+	starting *starting // start orders taken and not yet handled (starting.go)
 	health   *health
 	adopted  atomic.Bool // the node's containers are re-adopted (Run, watchHealth)
 
