@@ -131,10 +131,9 @@ timeout = "2s"
 		c.sock = filepath.Join(dir, fmt.Sprintf("ctl%d.sock", i))
 		c.addr = addrs[i]
 		conf := filepath.Join(dir, fmt.Sprintf("ctl%d.toml", i))
-		// node_timeout well above a failover (2 s TTL and a campaign), as
-		// the default 30 s is above the default 5 s TTL.
-		text := strings.Replace(c.toml(s), `node_timeout = "4s"`, `node_timeout = "20s"`, 1)
-		text = strings.Replace(text, "[cluster]\n", fmt.Sprintf("[cluster]\nclient_listen = %q\nmunge_socket = %q\n",
+		// c.toml's node_timeout (20 s) is well above a failover (2 s TTL
+		// and a campaign), as the default 30 s is above the default 5 s TTL.
+		text := strings.Replace(c.toml(s), "[cluster]\n", fmt.Sprintf("[cluster]\nclient_listen = %q\nmunge_socket = %q\n",
 			h.clients[i], h.munge.Socket), 1)
 		must(t, os.WriteFile(conf, []byte(text), 0o644))
 		h.confs, h.socks = append(h.confs, conf), append(h.socks, c.sock)

@@ -145,6 +145,12 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// toml is the cluster's configuration. Its node_timeout is the time a
+// node has to say hello to a restarted controller before its jobs are
+// requeued, and the longest heartbeat gap: on a loaded 2-core CI machine a
+// node's hello waits seconds on containerd (its list of containers waits
+// behind a container being made), so 4 s requeued a job that ran on (no
+// test waits for a silent node to be marked down).
 func (c *cluster) toml(s spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `[cluster]
@@ -155,7 +161,7 @@ listen = %q
 controller = %q
 secret_file = %q
 heartbeat_interval = "1s"
-node_timeout = "4s"
+node_timeout = "20s"
 checkpoint_root = %q
 %s
 [runtime]

@@ -123,10 +123,38 @@ func (tm *term) exit(d time.Duration) int {
 	}
 }
 
+// waitSize asks the shell for its terminal's size until it is want: a
+// window's new size travels from the terminal (SIGWINCH) through qsub and
+// the node to the session's terminal.
+func (tm *term) waitSize(want string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		tm.send("stty size\r")
+		if got := tm.expect(`\n(\d+ \d+)\r`, time.Minute)[1]; got == want {
+			return
+		} else if time.Now().After(deadline) {
+			tm.t.Fatalf("the session's terminal is %s, want %s", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// live waits until the session's shell answers. qsub says a job is ready
+// once the controller has started it, before its container runs and the
+// session connects: on a loaded machine that takes seconds, and a test
+// that kills a daemon before then tests a start, not a session.
+func (tm *term) live() {
+	tm.t.Helper()
+	tm.expect(`ready`, time.Minute)
+	tm.send("echo LIVE-$((6*7))\r")
+	tm.expect(`LIVE-42`, time.Minute)
+}
+
 // waiting reads the job id qsub -I prints while it waits.
 func (tm *term) waiting() string {
 	tm.t.Helper()
-	return tm.expect(`qsub: waiting for job (\S+) to start`, 20*time.Second)[1]
+	return tm.expect(`qsub: waiting for job (\S+) to start`, time.Minute)[1]
 }
 
 func interactiveCluster(t testing.TB) *cluster {
@@ -149,26 +177,26 @@ func TestInteractive(t *testing.T) {
 	t.Run("shell", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I", "-l", "ngpus=2")
 		id := tm.waiting()
-		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` ready`, 20*time.Second)
+		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` ready`, time.Minute)
 		tm.send("echo GPUS=$CUDA_VISIBLE_DEVICES UID=$(id -u) ENV=$PBS_ENVIRONMENT JOB=$PBS_JOBID\r")
-		tm.expect(`GPUS=\d+,\d+ UID=1000 ENV=PBS_INTERACTIVE JOB=`+regexp.QuoteMeta(id), 10*time.Second)
+		// The first answer waits for the container and the session.
+		tm.expect(`GPUS=\d+,\d+ UID=1000 ENV=PBS_INTERACTIVE JOB=`+regexp.QuoteMeta(id), time.Minute)
 		tm.send("stty size\r")
-		tm.expect(`\n24 80\r`, 5*time.Second)
+		tm.expect(`\n24 80\r`, time.Minute)
 		must(t, pty.Setsize(tm.f, &pty.Winsize{Rows: 40, Cols: 123}))
-		time.Sleep(200 * time.Millisecond) // SIGWINCH reaches qsub, the resize the node
-		tm.send("stty size\r")
-		tm.expect(`\n40 123\r`, 5*time.Second)
-		tm.send("echo START; sleep 30\r")
-		tm.expect(`\nSTART\r`, 5*time.Second)
-		time.Sleep(200 * time.Millisecond)
+		tm.waitSize("40 123")
+		// The child shell is the terminal's foreground job before it says
+		// START: Ctrl-C reaches it or the sleep it becomes.
+		tm.send("sh -c 'echo START; exec sleep 30'\r")
+		tm.expect(`\nSTART\r`, time.Minute)
 		tm.send("\x03") // Ctrl-C: SIGINT to the job's foreground process
 		tm.send("echo rc=$?\r")
-		tm.expect(`\nrc=130\r`, 5*time.Second)
+		tm.expect(`\nrc=130\r`, time.Minute)
 		tm.send("exit 7\r")
-		if code := tm.exit(15 * time.Second); code != 7 {
+		if code := tm.exit(time.Minute); code != 7 {
 			t.Fatalf("qsub -I exit status %d, want 7", code)
 		}
-		c.waitState(id, "F", 15*time.Second)
+		c.waitState(id, "F", time.Minute)
 		if v := c.field(id, "interactive"); v != "True" {
 			t.Errorf("qstat -f interactive = %q, want True", v)
 		}
@@ -196,13 +224,14 @@ func TestInteractive(t *testing.T) {
 	})
 
 	t.Run("walltime", func(t *testing.T) {
-		tm := c.onTerm(t, alice, "qsub", "-I", "-l", "walltime=00:00:03", "-W", "grace=1")
-		tm.expect(`ready`, 20*time.Second)
-		tm.send("echo UP-$((2*21))\r")
-		tm.expect(`UP-42`, 10*time.Second)
-		tm.expect(`reaches its walltime \(3s\) in 300ms`, 10*time.Second)
-		tm.expect(`used up its walltime`, 10*time.Second)
-		if code := tm.exit(15 * time.Second); code == 0 {
+		// The walltime counts from the container's start; the session
+		// must connect before the warning (a tenth before the end), which
+		// takes seconds on a loaded machine: 3 s was too short.
+		tm := c.onTerm(t, alice, "qsub", "-I", "-l", "walltime=00:00:08", "-W", "grace=1")
+		tm.live()
+		tm.expect(`reaches its walltime \(8s\) in 800ms`, time.Minute)
+		tm.expect(`used up its walltime`, time.Minute)
+		if code := tm.exit(time.Minute); code == 0 {
 			t.Fatal("qsub -I exited 0 after its walltime")
 		}
 	})
@@ -210,14 +239,12 @@ func TestInteractive(t *testing.T) {
 	t.Run("qdel from another terminal", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I")
 		id := tm.waiting()
-		tm.expect(`ready`, 20*time.Second)
-		tm.send("echo UP-$((2*21))\r")
-		tm.expect(`UP-42`, 10*time.Second)
+		tm.live()
 		if _, e, err := c.runAs(alice, "qdel", id); err != nil {
 			t.Fatalf("qdel: %v %s", err, e)
 		}
-		tm.expect(`deleted \(qdel\)`, 10*time.Second)
-		if code := tm.exit(15 * time.Second); code == 0 {
+		tm.expect(`deleted \(qdel\)`, time.Minute)
+		if code := tm.exit(time.Minute); code == 0 {
 			t.Fatal("qsub -I exited 0 after qdel")
 		}
 	})
@@ -226,16 +253,16 @@ func TestInteractive(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I", "-h")
 		id := tm.waiting()
 		tm.send("\x03")
-		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` deleted`, 10*time.Second)
-		if code := tm.exit(10 * time.Second); code != 130 {
+		tm.expect(`qsub: job `+regexp.QuoteMeta(id)+` deleted`, time.Minute)
+		if code := tm.exit(time.Minute); code != 130 {
 			t.Fatalf("exit status %d, want 130", code)
 		}
-		c.waitState(id, "F", 10*time.Second)
+		c.waitState(id, "F", time.Minute)
 	})
 
 	t.Run("qexec", func(t *testing.T) {
 		id := c.qsub("-l", "ngpus=1", "--", "/bin/sleep", "60")
-		c.waitState(id, "R", 20*time.Second)
+		c.waitState(id, "R", time.Minute)
 		// Another user is refused, with PBS's status.
 		_, e, err := c.runAs(bob, "qexec", id, "--", "/bin/true")
 		var ee *exec.ExitError
@@ -245,11 +272,11 @@ func TestInteractive(t *testing.T) {
 		// The owner gets a shell in the job, with its GPU, on a terminal.
 		tm := c.onTerm(t, alice, "qexec", id)
 		tm.send("echo IN-$PBS_JOBID-$CUDA_VISIBLE_DEVICES-$(id -u); [ -t 0 ] && echo TTY-ok\r")
-		tm.expect(`IN-`+regexp.QuoteMeta(id)+`-\d+-1000`, 15*time.Second)
-		tm.expect(`TTY-ok`, 5*time.Second)
+		tm.expect(`IN-`+regexp.QuoteMeta(id)+`-\d+-1000`, time.Minute)
+		tm.expect(`TTY-ok`, time.Minute)
 		tm.send("ps -o comm | grep -c sleep; exit 4\r")
-		tm.expect(`\n1\r`, 5*time.Second)
-		if code := tm.exit(10 * time.Second); code != 4 {
+		tm.expect(`\n1\r`, time.Minute)
+		if code := tm.exit(time.Minute); code != 4 {
 			t.Fatalf("qexec exit status %d, want 4", code)
 		}
 		// The job goes on.
@@ -266,26 +293,24 @@ func TestInteractive(t *testing.T) {
 	t.Run("preempted", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I", "-q", "b", "-l", "ngpus=8", "-W", "grace=1")
 		id := tm.waiting()
-		tm.expect(`ready`, 20*time.Second)
-		tm.send("echo UP-$((2*21))\r")
-		tm.expect(`UP-42`, 10*time.Second)
+		tm.live()
 		owner := c.qsub("-q", "a", "-l", "ngpus=4", "--", "/bin/true")
-		tm.expect(`the job was preempted: it is stopped now`, 15*time.Second)
-		if code := tm.exit(15 * time.Second); code == 0 {
+		tm.expect(`the job was preempted: it is stopped now`, time.Minute)
+		if code := tm.exit(time.Minute); code == 0 {
 			t.Fatal("qsub -I exited 0 after a preemption")
 		}
-		c.waitState(id, "F", 15*time.Second)
+		c.waitState(id, "F", time.Minute)
 		full, _, _ := c.runAs(0, "qstat", "-f", "-x", id)
 		if !strings.Contains(full, "InteractivePreempted") {
 			t.Errorf("qstat -f of the preempted interactive job lacks InteractivePreempted:\n%s", full)
 		}
-		c.waitState(owner, "F", 20*time.Second)
+		c.waitState(owner, "F", time.Minute)
 	})
 
 	t.Run("one-time token", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I")
 		id := tm.waiting()
-		tm.expect(`ready`, 20*time.Second)
+		tm.expect(`ready`, time.Minute)
 		// An admin's grant, used once by hand: a second use is refused, as
 		// is a made-up token, and the session's own is unaffected.
 		resp, err := client.Call(context.Background(), c.sock, api.Request{Op: api.OpSession, Session: &api.SessionSpec{Job: id, Command: []string{"/bin/true"}}})
@@ -297,7 +322,7 @@ func TestInteractive(t *testing.T) {
 			defer conn.Close()
 			w := session.NewWriter(conn)
 			must(t, w.JSON(session.TypeHello, session.Hello{V: session.Version, Token: token}))
-			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			conn.SetReadDeadline(time.Now().Add(time.Minute))
 			f, err := session.ReadFrame(conn)
 			must(t, err)
 			return f
@@ -312,7 +337,7 @@ func TestInteractive(t *testing.T) {
 			}
 		}
 		tm.send("exit 0\r")
-		if code := tm.exit(15 * time.Second); code != 0 {
+		if code := tm.exit(time.Minute); code != 0 {
 			t.Fatalf("exit status %d", code)
 		}
 	})
@@ -320,32 +345,30 @@ func TestInteractive(t *testing.T) {
 	t.Run("controller restart", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I")
 		id := tm.waiting()
-		tm.expect(`ready`, 20*time.Second)
+		tm.live()
 		kill9(c.ctld)
 		c.startCtld()
 		tm.send("echo AFTER-$((40+2))\r")
-		tm.expect(`AFTER-42`, 10*time.Second)
+		tm.expect(`AFTER-42`, time.Minute)
 		c.waitNodes(1)
 		tm.send("exit 0\r")
-		if code := tm.exit(15 * time.Second); code != 0 {
+		if code := tm.exit(time.Minute); code != 0 {
 			t.Fatalf("exit status %d after a controller restart", code)
 		}
-		c.waitState(id, "F", 20*time.Second)
+		c.waitState(id, "F", time.Minute)
 	})
 
 	t.Run("node daemon restart", func(t *testing.T) {
 		tm := c.onTerm(t, alice, "qsub", "-I")
 		id := tm.waiting()
-		tm.expect(`ready`, 20*time.Second)
-		tm.send("echo UP-$((2*21))\r")
-		tm.expect(`UP-42`, 10*time.Second)
+		tm.live()
 		kill9(c.nodes["n1"])
-		tm.expect(`lost the session on n1`, 10*time.Second)
-		if code := tm.exit(10 * time.Second); code == 0 {
+		tm.expect(`lost the session on n1`, time.Minute)
+		if code := tm.exit(time.Minute); code == 0 {
 			t.Fatal("qsub -I exited 0 after losing its session")
 		}
 		c.startNode("n1")
-		c.waitState(id, "F", 30*time.Second)
+		c.waitState(id, "F", time.Minute)
 		full, _, _ := c.runAs(0, "qstat", "-f", "-x", id)
 		if !strings.Contains(full, "interactive session was lost") {
 			t.Errorf("qstat -f lacks why the job ended:\n%s", full)

@@ -168,7 +168,7 @@ client_listen = %q
 munge_socket = %q
 secret_file = %q
 heartbeat_interval = "1s"
-node_timeout = "4s"
+node_timeout = "20s"
 checkpoint_root = %q
 
 [runtime]
