@@ -9,9 +9,11 @@
 // their exits and re-arms their walltime timers and interrupted stops from a
 // small state file per job under the node's state directory. The hello sent
 // on every (re)connection lists every job container of the node, running or
-// exited and not yet removed, so the controller can reconcile; a container
-// is removed only when the controller says it has recorded the exit
-// (api.MsgRemove).
+// exited and not yet removed, so the controller can reconcile, and lists
+// as running the runs whose start order it has taken and not finished
+// (starting.go): the runtime cannot tell a container being made from one
+// that ended. A container is removed only when the controller says it has
+// recorded the exit (api.MsgRemove).
 //
 // It also serves interactive sessions (qsub -I, qexec) on its session
 // port (sessions.go): a client presenting a one-time token the controller
