@@ -24,6 +24,10 @@ import "time"
 //   - The preemptor must have waited FairPreemptionAfter, and a victim
 //     must have run as long (hysteresis: GPUs that free up soon are not
 //     taken by force, a job is not stopped just after it started).
+//   - Unlike an owner's reclaim it keeps off the reservations that bind
+//     the preemptor (backfill): a victim's GPUs such a reservation holds
+//     from before the preemptor's end do not count (search.gpusOn), and
+//     its nomination keeps those reservations.
 //   - It goes the usual way (Plan.Preempts with Kind FairShare: SIGTERM,
 //     the partition's grace, requeue); the preemptor waits with
 //     ReasonPreempting on nominated GPUs.
