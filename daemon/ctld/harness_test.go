@@ -28,6 +28,68 @@ type testCluster struct {
 	done   chan error
 	ctl    *Controller
 	limits Limits // passed to New
+	clock  testClock
+}
+
+// testWait bounds a test's wait for something that should happen: only a
+// failing test waits it out, so it is generous, not a speed requirement
+// (the suite runs at a load of 20 on 2 cores).
+const testWait = 30 * time.Second
+
+// testNodeTimeout is the harness's node_timeout: far longer than any test
+// runs, so a loaded machine never loses a node that a test keeps using
+// (its scripted nodes send no heartbeats of their own). Tests of node loss
+// move the controller's clock past it (tc.advance), and nothing waits for
+// real time to pass.
+const testNodeTimeout = 10 * time.Minute
+
+// testClock is the controller's clock in tests: the wall clock plus an
+// offset that only grows, so a test can make time pass at once.
+type testClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (k *testClock) now() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return time.Now().Add(k.offset)
+}
+
+// advance moves the controller's clock d ahead and lets the controller see
+// the time (its tick: silent nodes, begin times), as its ticker would.
+func (tc *testCluster) advance(d time.Duration) {
+	tc.t.Helper()
+	tc.clock.mu.Lock()
+	tc.clock.offset += d
+	tc.clock.mu.Unlock()
+	if err := tc.ctl.do(context.Background(), func() { tc.ctl.tick() }); err != nil {
+		tc.t.Fatal(err)
+	}
+}
+
+// heard waits until the controller has read a message from node name at
+// or after since, on its clock.
+func (tc *testCluster) heard(name string, since time.Time) {
+	tc.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var seen time.Time
+		if err := tc.ctl.do(context.Background(), func() {
+			if n := tc.ctl.nodes[name]; n != nil {
+				seen = n.lastSeen
+			}
+		}); err != nil {
+			tc.t.Fatal(err)
+		}
+		if !seen.Before(since) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("node %s: nothing heard since %v (last %v)", name, since, seen)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 const testSecret = "s3cret-for-tests"
@@ -43,7 +105,7 @@ socket = %q
 listen = %q
 secret_file = %q
 heartbeat_interval = "1s"
-node_timeout = "3s"
+node_timeout = %q
 checkpoint_root = %q
 
 [[partition]]
@@ -53,7 +115,7 @@ default_image = "img"
 preempt_grace = "7s"
 max_walltime = "1h"
 `, filepath.Join(dir, "spool"), filepath.Join(dir, "s.sock"), listen, filepath.Join(dir, "secret"),
-		filepath.Join(dir, "ckpt"), nodeNames(nodes))
+		testNodeTimeout.String(), filepath.Join(dir, "ckpt"), nodeNames(nodes))
 	for _, n := range nodes {
 		name, gpus, _ := strings.Cut(n, ":")
 		gpus, labels, _ := strings.Cut(gpus, ":")
@@ -133,14 +195,14 @@ func (tc *testCluster) start() {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits})
+	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now})
 	if err != nil {
 		cancel()
 		tc.t.Fatalf("New: %v", err)
 	}
 	tc.ctl, tc.cancel, tc.done = c, cancel, make(chan error, 1)
 	go func() { tc.done <- c.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		if conn, err := net.Dial("unix", tc.sock); err == nil {
 			conn.Close()
@@ -321,7 +383,7 @@ func (n *scriptedNode) expect(typ api.NodeMsgType) api.NodeMsg {
 			n.t.Fatalf("node %s: got %s %+v, want %s", n.name, m.Type, m, typ)
 		}
 		return m
-	case <-time.After(5 * time.Second):
+	case <-time.After(testWait):
 		n.t.Fatalf("node %s: no %s message", n.name, typ)
 	}
 	return api.NodeMsg{}
@@ -339,7 +401,7 @@ func (n *scriptedNode) expect2(a, b api.NodeMsgType) api.NodeMsg {
 			n.t.Fatalf("node %s: got %s %+v, want %s or %s", n.name, m.Type, m, a, b)
 		}
 		return m
-	case <-time.After(5 * time.Second):
+	case <-time.After(testWait):
 		n.t.Fatalf("node %s: no %s or %s message", n.name, a, b)
 	}
 	return api.NodeMsg{}
@@ -361,7 +423,7 @@ func (n *scriptedNode) report(jobID string, run int, state api.RunState, status 
 
 func (tc *testCluster) waitState(id string, st api.State) api.Job {
 	tc.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		j := tc.job(id)
 		if j.State == st {

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -83,8 +84,8 @@ func TestReloadWithNodesAttached(t *testing.T) {
 		}()
 	}
 	for i := range 20 {
-		timeout := []string{"3s", "4s"}[i%2]
-		next := strings.Replace(string(text), `node_timeout = "3s"`, `node_timeout = "`+timeout+`"`, 1)
+		timeout := []string{"20m0s", "30m0s"}[i%2]
+		next := strings.Replace(string(text), fmt.Sprintf("node_timeout = %q", testNodeTimeout), `node_timeout = "`+timeout+`"`, 1)
 		if err := os.WriteFile(tc.conf, []byte(next), 0o644); err != nil {
 			t.Fatal(err)
 		}

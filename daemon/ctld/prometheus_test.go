@@ -298,7 +298,8 @@ scrape_configs:
 		}
 		close(beat)
 		<-beating
-		n.conn.Close() // the node goes silent; node_timeout is 3s
+		n.conn.Close() // the node goes silent, and node_timeout passes
+		tc.advance(testNodeTimeout + time.Second)
 		eventually(t, "SharqNodeDown", 30*time.Second, func() (bool, string) {
 			s := p.alertState("SharqNodeDown")
 			return s == "pending" || s == "firing", "state " + s
