@@ -37,7 +37,7 @@ func TestQstatShowsEstimate(t *testing.T) {
 	// One GPU free on each node: the 2-GPU job fits its quota but no node.
 	big := submit(2, 10*time.Minute)
 	var j api.Job
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(testWait); ; time.Sleep(10 * time.Millisecond) {
 		if j = tc.job(big); j.Estimated != nil {
 			break
 		}

@@ -20,7 +20,7 @@ import (
 
 // haTOML is the [etcd] part of a controller's configuration.
 func haTOML(endpoint string) string {
-	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"2s\"\ntimeout = \"2s\"\n", endpoint)
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"10s\"\ntimeout = \"10s\"\n", endpoint)
 }
 
 // Two controllers on one etcd: the second waits while the first leads,
@@ -148,7 +148,7 @@ func etcdLease(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }
 
 func waitSocket(t *testing.T, path string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		if conn, err := net.Dial("unix", path); err == nil {
 			conn.Close()

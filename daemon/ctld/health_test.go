@@ -76,7 +76,7 @@ func TestDrainAndHealthAreSeparate(t *testing.T) {
 // among its problems, problem ("" = none).
 func (tc *testCluster) awaitNode(state, problem string) {
 	tc.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes
 		if len(nodes) == 1 && nodes[0].State == state &&

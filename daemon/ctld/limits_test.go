@@ -12,7 +12,7 @@ import (
 
 func waitHeld(t *testing.T, held func() int, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for held() != want {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d slots held, want %d", held(), want)
@@ -85,12 +85,12 @@ func TestNodeConnectionsWithoutHello(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer extra.Close()
-	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	extra.SetReadDeadline(time.Now().Add(testWait))
 	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("a third connection without hello: read %v, want EOF (closed by the controller)", err)
 	}
 	for _, c := range idle {
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(testWait))
 		if _, err := c.Read(make([]byte, 1)); err != io.EOF {
 			t.Fatalf("idle connection after the hello timeout: read %v, want EOF", err)
 		}

@@ -81,7 +81,7 @@ func TestHelloRefusalCodes(t *testing.T) {
 	// None of them brought n1 up: a job waits for a node.
 	id := tc.submit("a", 1, nil)
 	j := tc.job(id)
-	for deadline := time.Now().Add(5 * time.Second); j.State == api.StateQueued && j.Reason == "" && time.Now().Before(deadline); j = tc.job(id) {
+	for deadline := time.Now().Add(testWait); j.State == api.StateQueued && j.Reason == "" && time.Now().Before(deadline); j = tc.job(id) {
 		time.Sleep(10 * time.Millisecond) // until the first pass has said something
 	}
 	if j.State != api.StateQueued || j.Reason != "NodesDown" {

@@ -38,7 +38,7 @@ func TestPanicInRequestRebuildsFromSpool(t *testing.T) {
 		for ok {
 			_, ok = <-n.msgs
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testWait):
 		t.Fatal("node connection not closed after the rebuild")
 	}
 	n = tc.attachNode("n1", api.RunningJob{JobID: running, Run: 0})

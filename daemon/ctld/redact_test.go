@@ -73,7 +73,7 @@ func TestNodeReaddedByReconfigureComesBack(t *testing.T) {
 		for ok {
 			_, ok = <-n1.msgs
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testWait):
 		t.Fatal("n1's connection stayed open")
 	}
 	n1 = tc.attachNode("n1")
