@@ -13,8 +13,8 @@ func TestKill9BothDaemons(t *testing.T) {
 	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares})
 	c.script("count.sh", "echo start >> runs.$PBS_JOBID\nsleep 8\necho done >> runs.$PBS_JOBID\n")
 	running := c.qsub("-q", "a", "-l", "ngpus=4", "count.sh")
-	c.waitState(running, "R", 20*time.Second)
-	c.eventually(20*time.Second, func() (bool, string) { s := c.readFile("runs." + running); return s == "start\n", s })
+	c.waitState(running, "R", time.Minute)
+	c.eventually(time.Minute, func() (bool, string) { s := c.readFile("runs." + running); return s == "start\n", s })
 
 	kill9(c.nodes["n1"])
 	// A job queued while the node daemon is down, and one held.
@@ -51,7 +51,7 @@ users = ["*"]
 	c.script("busy.sh", "sleep 4\n")
 	c.script("multi.sh", "cat $PBS_NODEFILE >> nodefile.$PBS_JOBID\necho rank-ok\n")
 	busy := c.qsub("-q", "a", "-l", "ngpus=8", "busy.sh")
-	c.waitState(busy, "R", 20*time.Second)
+	c.waitState(busy, "R", time.Minute)
 	multi := c.qsub("-q", "a", "-N", "multi", "-l", "select=2:ngpus=8", "multi.sh")
 	time.Sleep(time.Second)
 	if st := c.state(multi); st != "Q" {

@@ -235,7 +235,7 @@ func (c *cluster) startCtld() {
 	c.t.Helper()
 	c.ctld = c.daemon("sharqctld", "--config", c.conf, "--log-level", "debug")
 	must(c.t, c.ctld.Start())
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if _, err := os.Stat(c.sock); err == nil {
 			if _, _, err := c.runAs(0, "qstat"); err == nil {
@@ -283,7 +283,7 @@ func (c *cluster) close() {
 // waitNodes waits until n nodes are up.
 func (c *cluster) waitNodes(n int) {
 	c.t.Helper()
-	c.eventually(15*time.Second, func() (bool, string) {
+	c.eventually(time.Minute, func() (bool, string) {
 		out, _, err := c.runAs(0, "sharqctl", "show", "nodes")
 		return err == nil && strings.Count(out, " up ") >= n, out
 	})

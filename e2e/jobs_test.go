@@ -114,7 +114,7 @@ users = ["bob"]
 	if err != nil || out != "" {
 		t.Fatalf("owner qdel: %v %q %q", err, out, errOut)
 	}
-	c.waitState(id, "F", 10*time.Second)
+	c.waitState(id, "F", time.Minute)
 }
 
 func TestQdelRunningAndWalltime(t *testing.T) {
@@ -122,15 +122,15 @@ func TestQdelRunningAndWalltime(t *testing.T) {
 	c.script("long.sh", "echo started\nsleep 60\n")
 	del := c.qsub("-q", "a", "-N", "del", "long.sh")
 	wall := c.qsub("-q", "a", "-N", "wall", "-l", "walltime=00:00:02", "long.sh")
-	c.waitState(del, "R", 20*time.Second)
-	c.eventually(20*time.Second, func() (bool, string) {
+	c.waitState(del, "R", time.Minute)
+	c.eventually(time.Minute, func() (bool, string) {
 		s := c.readFile("del.o" + strings.TrimSuffix(del, ".e2e"))
 		return s == "started\n", s
 	})
 	if _, errOut, err := c.runAs(alice, "qdel", del); err != nil {
 		t.Fatalf("qdel: %v %s", err, errOut)
 	}
-	c.waitState(del, "F", 20*time.Second)
+	c.waitState(del, "F", time.Minute)
 	if got := c.field(del, "Exit_status"); got != "271" { // 256 + SIGTERM
 		t.Fatalf("deleted job exit status %q, want 271", got)
 	}

@@ -140,7 +140,7 @@ func newMHCluster(t *testing.T) *mhCluster {
 	for _, n := range []string{"n1", "n2"} {
 		c.startNode(n)
 	}
-	c.eventually(20*time.Second, func() (bool, string) {
+	c.eventually(time.Minute, func() (bool, string) {
 		resp, err := c.call(api.Request{Op: api.OpNodes})
 		if err != nil {
 			return false, err.Error()
@@ -220,7 +220,7 @@ func (c *mhCluster) daemon(host, name string, args ...string) *exec.Cmd {
 func (c *mhCluster) startCtld() {
 	c.t.Helper()
 	c.ctld = c.daemon("ctl", "sharqctld", "--config", c.conf["ctl"], "--log-level", "debug")
-	c.eventually(15*time.Second, func() (bool, string) {
+	c.eventually(time.Minute, func() (bool, string) {
 		_, err := c.call(api.Request{Op: api.OpShares})
 		return err == nil, fmt.Sprint(err)
 	})

@@ -17,7 +17,7 @@ func TestArrayWithMaxRunning(t *testing.T) {
 	if !strings.HasSuffix(arr, "[].e2e") {
 		t.Fatalf("array id %q", arr)
 	}
-	c.eventually(20*time.Second, func() (bool, string) {
+	c.eventually(time.Minute, func() (bool, string) {
 		out, _, _ := c.runAs(alice, "qstat")
 		return strings.Contains(out, " B "), out
 	})
@@ -66,7 +66,7 @@ func TestArrayWithMaxRunning(t *testing.T) {
 	if _, errOut, err := c.runAs(alice, "qdel", big); err != nil {
 		t.Fatalf("qdel array: %v %s", err, errOut)
 	}
-	c.waitState(big, "F", 10*time.Second)
+	c.waitState(big, "F", time.Minute)
 }
 
 func TestDependenciesHoldsAndBeginTime(t *testing.T) {
@@ -110,7 +110,9 @@ func TestDependenciesHoldsAndBeginTime(t *testing.T) {
 	// qsub -a: not before a time two seconds ahead (state W until then).
 	at := time.Now().Add(3 * time.Second)
 	later := c.qsub("-q", "a", "-N", "later", "-a", at.Format("200601021504.05"), "ok.sh")
-	if st := c.state(later); st != "W" {
+	// Only an answer that came before the start time must say W: on a
+	// loaded machine qsub and qstat may take longer than the 3 s.
+	if st := c.state(later); st != "W" && time.Now().Before(at) {
 		t.Fatalf("state %q before its start time, want W", st)
 	}
 	c.waitState(later, "F", 30*time.Second)

@@ -23,9 +23,9 @@ func TestCrossSharePreemptionWithCheckpoint(t *testing.T) {
 	c.script("train.sh", checkpointScript)
 	c.script("short.sh", "echo owner ran\nsleep 2\n")
 	borrower := c.qsub("-q", "b", "-N", "borrow", "-l", "ngpus=8", "train.sh")
-	c.waitState(borrower, "R", 20*time.Second)
+	c.waitState(borrower, "R", time.Minute)
 	out := "borrow.o" + strings.TrimSuffix(borrower, ".e2e")
-	c.eventually(20*time.Second, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
+	c.eventually(time.Minute, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
 
 	q, _, _ := c.runAs(alice, "qstat", "-Q")
 	if !strings.Contains(q, "b") {
@@ -58,12 +58,12 @@ func TestInSharePreemption(t *testing.T) {
 	c.script("train.sh", checkpointScript)
 	c.script("urgent.sh", "echo urgent\n")
 	low := c.qsub("-q", "b", "-N", "low", "-p", "-900", "-l", "ngpus=4", "train.sh")
-	c.waitState(low, "R", 20*time.Second)
+	c.waitState(low, "R", time.Minute)
 	out := "low.o" + strings.TrimSuffix(low, ".e2e")
-	c.eventually(20*time.Second, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
+	c.eventually(time.Minute, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
 	// Another job of the same priority must not preempt it ...
 	same := c.qsub("-q", "b", "-N", "same", "-p", "-900", "-l", "ngpus=4", "train.sh")
-	c.waitState(same, "R", 20*time.Second) // it borrows the 4 idle GPUs of share a
+	c.waitState(same, "R", time.Minute) // it borrows the 4 idle GPUs of share a
 	// ... a higher-priority job of the share does. The share is over its
 	// quota (8 > 4), so it cannot reclaim across shares: in-share
 	// preemption takes the most recently started lower-priority job.
