@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -165,25 +164,6 @@ func FuzzParseVariableList(f *testing.F) {
 	})
 }
 
-// perLineDirectives is what parseDirectives did before it joined lines: a
-// parse per #PBS line, each problem named with its line.
-func perLineDirectives(sys *Sys, opts *qsubOpts, dirs []Directive) error {
-	var problems []error
-	for _, d := range dirs {
-		if err := parseDirective(sys, opts, d); err != nil {
-			where := fmt.Sprintf("job.sh line %d: #PBS %s", d.Line, strings.Join(d.Args, " "))
-			all := optionProblems(sys, d.Args, false)
-			if len(all) < 2 {
-				all = []error{err}
-			}
-			for _, e := range all {
-				problems = append(problems, fmt.Errorf("%s: %w", where, e))
-			}
-		}
-	}
-	return errors.Join(problems...)
-}
-
 // FuzzDirectivesJoined: parsing all #PBS lines in one run gives the
 // options, and the errors, of a parse per line.
 func FuzzDirectivesJoined(f *testing.F) {
@@ -219,7 +199,7 @@ func FuzzDirectivesJoined(f *testing.F) {
 		sys := &Sys{Dir: "/work", Now: func() time.Time { return testNow }, Location: time.UTC}
 		var joined, perLine qsubOpts
 		errJoined := parseDirectives(sys, &joined, dirs, "job.sh", "#PBS")
-		errPerLine := perLineDirectives(sys, &perLine, dirs)
+		errPerLine := parseDirectivesPerLine(sys, &perLine, dirs, "job.sh", "#PBS")
 		if fmt.Sprint(errJoined) != fmt.Sprint(errPerLine) {
 			t.Fatalf("%q: error %v, a parse per line: %v", script, errJoined, errPerLine)
 		}

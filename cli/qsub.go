@@ -661,6 +661,12 @@ func parseDirectives(sys *Sys, opts *qsubOpts, dirs []Directive, label, prefix s
 			return nil
 		}
 	}
+	return parseDirectivesPerLine(sys, opts, dirs, label, prefix)
+}
+
+// parseDirectivesPerLine applies the #PBS lines' options to opts with a
+// run of the option parser per line, and names each problem's line.
+func parseDirectivesPerLine(sys *Sys, opts *qsubOpts, dirs []Directive, label, prefix string) error {
 	var problems []error
 	for _, d := range dirs {
 		if err := parseDirective(sys, opts, d); err != nil {
