@@ -18,9 +18,12 @@ import (
 	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
-// haTOML is the [etcd] part of a controller's configuration.
+// haTOML is the [etcd] part of a controller's configuration. The tests end
+// leases by revoke and resign, never by expiry: the default session TTL (a
+// leader that saw no renewal for 2/3 of it sends no order and stops) and a
+// request timeout well above an etcd write's delay on a loaded machine.
 func haTOML(endpoint string) string {
-	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"10s\"\ntimeout = \"10s\"\n", endpoint)
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%q]\nprefix = \"/sharq/t/\"\nsession_ttl = \"5s\"\ntimeout = \"10s\"\n", endpoint)
 }
 
 // Two controllers on one etcd: the second waits while the first leads,

@@ -75,7 +75,12 @@ func TestElection(t *testing.T) {
 	ctx := context.Background()
 	cliA, cliB := etcdtest.Client(t, m.ClientURL), etcdtest.Client(t, m.ClientURL)
 	const pfx = "/test/leader"
-	a, err := leader.Campaign(ctx, cliA, pfx, time.Second, leader.Info{Host: "a", Nodes: "a:6820"})
+	// Leases end here by revoke and resign, never by expiry: the default
+	// TTL (5 s, not 1 s) keeps a leading through a renewal delayed on a
+	// loaded machine. a learns of the revoke at its next renewal, a third
+	// of the TTL later, so a longer one costs test time.
+	const ttl = 5 * time.Second
+	a, err := leader.Campaign(ctx, cliA, pfx, ttl, leader.Info{Host: "a", Nodes: "a:6820"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +89,7 @@ func TestElection(t *testing.T) {
 	}
 	won := make(chan *leader.Leader, 1)
 	go func() {
-		b, err := leader.Campaign(ctx, cliB, pfx, time.Second, leader.Info{Host: "b", Nodes: "b:6820"})
+		b, err := leader.Campaign(ctx, cliB, pfx, ttl, leader.Info{Host: "b", Nodes: "b:6820"})
 		if err != nil {
 			t.Error(err)
 		}
@@ -126,7 +131,7 @@ func TestElection(t *testing.T) {
 	}
 	select {
 	case <-a.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("a did not see its session end")
 	}
 	if a.Valid() || fenced(t, cliA, a.Fence()) {
