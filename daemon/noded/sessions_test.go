@@ -66,7 +66,7 @@ func TestSessionRefusals(t *testing.T) {
 			done := make(chan struct{})
 			go func() { defer close(done); s.handle(context.Background(), server) }()
 			go tc.send(session.NewWriter(client))
-			client.SetReadDeadline(time.Now().Add(10 * time.Second))
+			client.SetReadDeadline(time.Now().Add(time.Minute))
 			f, err := session.ReadFrame(client)
 			if err != nil {
 				t.Fatal(err)
