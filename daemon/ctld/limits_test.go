@@ -68,7 +68,9 @@ func TestClientConnectionsCappedPerUID(t *testing.T) {
 // one of a few slots per address, are closed after the hello timeout, and
 // do not keep a real node out once they are gone.
 func TestNodeConnectionsWithoutHello(t *testing.T) {
-	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{HelloPerAddr: 2, HelloTimeout: 300 * time.Millisecond})
+	// Both idle connections must still be held when the second is
+	// counted: the hello timeout outlasts opening them on a loaded machine.
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{HelloPerAddr: 2, HelloTimeout: 2 * time.Second})
 	held := func() int { return tc.ctl.limits.helloPer.Held("127.0.0.1") }
 	var idle []net.Conn
 	for range 2 {
