@@ -28,9 +28,10 @@ type Target struct {
 	// filled in per server.
 	TLS         *tls.Config
 	MungeSocket string // the local munged ("" = munge.DefaultSocket)
-	// AnswerTimeout bounds the wait for one server's answer when another
-	// server is left to try (every request but OpWait, which waits for a
-	// job's end): a paused or cut-off controller is left for the next.
+	// AnswerTimeout bounds the wait for each server's answer when the
+	// call has more than one server (every request but OpWait, which waits
+	// for a job's end): a paused or cut-off controller is left for the
+	// next, and the last one too is not waited on forever.
 	// 0 = DefaultAnswerTimeout; SHARQ_SERVER_TIMEOUT sets it (Locate).
 	AnswerTimeout time.Duration
 	// From says what chose this target, for error messages:
