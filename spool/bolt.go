@@ -200,7 +200,7 @@ func (b *Bolt) checkpoint() error {
 		return nil
 	}
 	lsn := b.wal.lsn
-	if err := b.db.Update(func(tx *bolt.Tx) error { return b.ov.commit(tx, b.next, lsn) }); err != nil {
+	if err := b.db.Update(func(tx *bolt.Tx) error { return b.ov.commit(context.Background(), tx, b.next, lsn) }); err != nil {
 		b.broken = fmt.Errorf("spool: checkpoint into %s failed, reopen the spool: %w", b.path, err)
 		return b.broken
 	}
@@ -260,38 +260,11 @@ func (b *Bolt) writeDirect(ctx context.Context, op walOp) error {
 	if err := b.checkpoint(); err != nil {
 		return err
 	}
-	next := b.next
-	err := b.db.Update(func(tx *bolt.Tx) error {
-		jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
-		for i, r := range op.recs {
-			if i%256 == 255 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
-			k, err := SortKey(r.id)
-			if err != nil {
-				return err
-			}
-			if err := txPut(jobs, fin, r.id, k, r.val); err != nil {
-				return err
-			}
-			if num := binary.BigEndian.Uint64(k); num >= next {
-				next = num + 1
-			}
-		}
-		for _, id := range op.ids {
-			k, err := SortKey(id)
-			if err != nil {
-				return err
-			}
-			if err := txDelete(jobs, fin, id, k); err != nil {
-				return err
-			}
-		}
-		return setMark(tx, next, b.applied)
-	})
-	if err != nil {
+	o, next := newOverlay(), b.next
+	if err := o.apply(op, &next); err != nil {
+		return err
+	}
+	if err := b.db.Update(func(tx *bolt.Tx) error { return o.commit(ctx, tx, next, b.applied) }); err != nil {
 		return err
 	}
 	b.next = next
@@ -619,7 +592,12 @@ func (b *Bolt) Purge(ctx context.Context, before time.Time) (int, error) {
 
 // Close implements Spool. It waits for operations in progress and
 // checkpoints the log.
-func (b *Bolt) Close() error {
+func (b *Bolt) Close() error { return b.shut(true) }
+
+// shut closes the files once, after operations in progress; with
+// checkpoint it first commits the overlay (a failure is reported, and the
+// log keeps the writes for the next Open).
+func (b *Bolt) shut(checkpoint bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -629,8 +607,10 @@ func (b *Bolt) Close() error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	var errs []error
-	if err := b.checkpoint(); err != nil && b.wal.lsn != b.applied {
-		errs = append(errs, err) // the log keeps the writes: the next Open applies them
+	if checkpoint {
+		if err := b.checkpoint(); err != nil && b.wal.lsn != b.applied {
+			errs = append(errs, err) // the log keeps the writes: the next Open applies them
+		}
 	}
 	if err := b.wal.close(); err != nil {
 		errs = append(errs, fmt.Errorf("spool: close %s: %w", b.wal.path, err))
@@ -685,14 +665,4 @@ func (b *Bolt) State(ctx context.Context, key string) ([]byte, error) {
 
 // abandon releases the files without a checkpoint, leaving them as a crash
 // would (for tests of recovery).
-func (b *Bolt) abandon() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return nil
-	}
-	b.closed = true
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	return errors.Join(b.wal.close(), b.db.Close())
-}
+func (b *Bolt) abandon() error { return b.shut(false) }

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"maps"
@@ -64,11 +65,17 @@ func (o *overlay) apply(op walOp, next *uint64) error {
 	return nil
 }
 
-// commit writes the overlay into tx with next and the applied LSN.
-func (o *overlay) commit(tx *bolt.Tx, next, applied uint64) error {
+// commit writes the overlay into tx with next and the applied LSN. ctx
+// is checked every 256 records (a checkpoint passes one that never ends).
+func (o *overlay) commit(ctx context.Context, tx *bolt.Tx, next, applied uint64) error {
 	jobs, fin := tx.Bucket(bucketJobs), tx.Bucket(bucketFinished)
 	// In key order: bbolt fills its pages best that way.
-	for _, k := range slices.Sorted(maps.Keys(o.jobs)) {
+	for i, k := range slices.Sorted(maps.Keys(o.jobs)) {
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		r := o.jobs[k]
 		if r.val == nil {
 			if err := txDelete(jobs, fin, r.id, []byte(k)); err != nil {
