@@ -10,7 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
+
+	"github.com/sharq-hpc/sharq/internal/atomicfile"
 )
 
 // WALName is the write-ahead log inside the spool directory.
@@ -40,45 +41,9 @@ func createWAL(path string, noSync bool) error {
 	if _, err := rand.Read(salt); err != nil {
 		return err
 	}
-	tmp := path + ".new"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
 	buf := make([]byte, walHeaderSize+walChunk)
 	copy(buf, encodeHeader(salt))
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return err
-	}
-	if !noSync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if noSync {
-		return nil
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return atomicfile.Write(path, buf, !noSync)
 }
 
 // openWAL opens the log at path, creating it if there is none, and returns

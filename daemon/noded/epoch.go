@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/sharq-hpc/sharq/internal/atomicfile"
 )
 
 // epochFile holds the highest controller epoch the node has seen (its
@@ -52,7 +54,7 @@ func (e *epochs) observe(epoch int64) error {
 	case epoch == e.max:
 		return nil
 	}
-	if err := writeFileSync(e.path, []byte(fmt.Sprint(epoch))); err != nil {
+	if err := atomicfile.Write(e.path, []byte(fmt.Sprint(epoch)), true); err != nil {
 		return fmt.Errorf("epoch: %w", err)
 	}
 	e.max = epoch
@@ -67,33 +69,4 @@ func (e *epochs) check(epoch int64) error {
 		return fmt.Errorf("%w: %d, below %d seen", ErrStaleEpoch, epoch, e.max)
 	}
 	return nil
-}
-
-// writeFileSync replaces path with data atomically and durably.
-func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
