@@ -4,6 +4,7 @@
 // internal/localcluster.
 //
 //	sharq-up [--config contrib/examples/local.toml] [--bin bin] [--user sharqdemo]
+//	         [--run-dir /run/sharq-local] [--state-dir /var/lib/sharq-local]
 package main
 
 import (
@@ -24,12 +25,13 @@ func main() {
 	flag.StringVar(&o.Config, "config", "", "cluster configuration `FILE` (default REPO/contrib/examples/local.toml)")
 	flag.StringVar(&o.BinDir, "bin", "", "`DIR` holding sharqctld, sharqd and the client commands (default REPO/bin)")
 	flag.StringVar(&o.User, "user", localcluster.DefaultUser, "ordinary `USER` to submit jobs as, created if missing (\"-\": none)")
+	flag.StringVar(&o.RunDir, "run-dir", localcluster.DefaultRunDir, "`DIR` of the sockets, secret, fake GPUs and lock file (the configuration's paths must be under it or --state-dir)")
+	flag.StringVar(&o.StateDir, "state-dir", localcluster.DefaultStateDir, "`DIR` of the logs, spool and containerd's root")
 	flag.DurationVar(&o.Timeout, "timeout", localcluster.DefaultTimeout, "how long each start-up step may take")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "Usage: sharq-up [options]\n\n"+
 			"Runs a local sharq cluster in the foreground (what make up runs, as root).\n"+
-			"Ctrl-C stops it and removes its containers, mounts and state; logs stay in %s/log.\n\n",
-			localcluster.DefaultStateDir)
+			"Ctrl-C stops it and removes its containers, mounts and state; logs stay in STATE-DIR/log.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -19,16 +19,39 @@
 #   contrib/bench/vs-slurm.sh [N_SEQ=300] [P=16] [N_PAR=50] [N_DRAIN=200]
 # SLURM_BASELINE names the Slurm script (default ../shared/bench/slurm-baseline.sh);
 # SKIP_SLURM=1 only measures sharq; SHARQ_BIN=DIR takes binaries make build made.
+# The sharq cluster is private to the run: its sockets, spool, containerd and
+# fake GPUs live in a mktemp directory, its TCP ports are free ones the run
+# picks, its containerd namespace (and so its containers' cgroups and runc
+# state) is named after the run. Slurm's baseline is one per machine, and two
+# runs at once would measure each other's load, so a run takes
+# /run/lock/sharq-vs-slurm.lock and refuses to start while another holds it
+# (VS_SLURM_WAIT=1 waits for it instead). Everything is removed on exit,
+# Ctrl-C or SIGTERM.
 set -euo pipefail
 NS=${1:-300}; P=${2:-16}; NP=${3:-50}; ND=${4:-200}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 baseline=${SLURM_BASELINE:-$repo/../shared/bench/slurm-baseline.sh}
 [ -f "$baseline" ] || baseline=/work/shared/bench/slurm-baseline.sh
+
+lockfile=/run/lock/sharq-vs-slurm.lock
+mkdir -p "$(dirname "$lockfile")"
+exec 9<>"$lockfile"
+if [ "${VS_SLURM_WAIT:-}" = 1 ]; then
+  flock 9
+elif ! flock -n 9; then
+  echo "vs-slurm.sh: another run (pid $(head -c 20 "$lockfile")) holds $lockfile;" \
+    "two runs at once would measure each other (and share Slurm's one baseline)." \
+    "Wait for it, or set VS_SLURM_WAIT=1 to start when it ends." >&2
+  exit 3
+fi
+echo $$ >"$lockfile"
+
 tmp=$(mktemp -d /tmp/sharq-vs-slurm-XXXX)
 chmod 755 "$tmp"
+ns=sharqbench$$
 
 # CPU accounting: cgroups of their own for the cluster and the user's loops;
-# the jobs' containers are in the runtime's namespace cgroup (/sharq).
+# the jobs' containers are in the runtime's namespace cgroup (/$ns).
 if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
   cgroot=/sys/fs/cgroup
   cpu_ns() { [ -f "$1/cpu.stat" ] && echo $(($(sed -n 's/^usage_usec //p' "$1/cpu.stat") * 1000)) || echo 0; }
@@ -36,17 +59,30 @@ else
   cgroot=/sys/fs/cgroup/cpuacct
   cpu_ns() { cat "$1/cpuacct.usage" 2>/dev/null || echo 0; }
 fi
-cg_cluster=$cgroot/sharq-bench-cluster-$$ cg_user=$cgroot/sharq-bench-user-$$ cg_jobs=$cgroot/sharq
+cg_cluster=$cgroot/sharq-bench-cluster-$$ cg_user=$cgroot/sharq-bench-user-$$ cg_jobs=$cgroot/$ns
 mkdir -p "$cg_cluster" "$cg_user" 2>/dev/null || cg_cluster= cg_user=
 # in_cgroup CGROUP CMD...: runs CMD in CGROUP (a subshell that execs it).
 in_cgroup() { ( if [ -n "$cg_cluster" ]; then echo "$BASHPID" >"$1/cgroup.procs"; fi; exec "${@:2}" ); }
 
+# cleanup stops the cluster (sharq-up removes its containers, mounts and
+# sockets) and removes the run's directory and cgroups. --one-file-system:
+# should anything still be mounted below the directory, rm does not go into it.
 cleanup() {
-  [ -f "$tmp/up.pid" ] && kill -INT "$(cat "$tmp/up.pid")" 2>/dev/null && wait "$(cat "$tmp/up.pid")" 2>/dev/null || true
-  rm -rf "$tmp"
-  for g in $cg_cluster $cg_user; do rmdir "$g" 2>/dev/null || true; done
+  trap '' INT TERM HUP
+  if [ -f "$tmp/up.pid" ]; then
+    kill -INT "$(cat "$tmp/up.pid")" 2>/dev/null && wait "$(cat "$tmp/up.pid")" 2>/dev/null || true
+  fi
+  if grep -q " $tmp/" /proc/self/mountinfo; then
+    echo "vs-slurm.sh: mounts left under $tmp; not removing it" >&2
+  else
+    rm -rf --one-file-system "$tmp"
+  fi
+  for g in $cg_cluster $cg_user $cg_jobs; do [ -n "$g" ] && rmdir "$g" 2>/dev/null || true; done
+  : >"$lockfile"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 now() { date +%s.%N; }
 
 # 1. Slurm's figures, then Slurm stopped so that it does not compete.
@@ -65,7 +101,38 @@ if [ -n "${SHARQ_BIN:-}" ]; then   # binaries already built with make build
 else
   make -s build BIN="$tmp/bin" 2>/dev/null   # static client commands, no urfave docs
 fi
-sed -e '/^\[\[share\]\]/,$d' contrib/examples/local.toml >"$tmp/cluster.toml"
+# free_port: a TCP port of 20000-31999 nothing listens on, and not one
+# this run already took (the daemons fail at start should one be taken
+# between this check and their bind, and the run stops with their log).
+taken=" "
+free_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((20000 + RANDOM % 12000))
+    case $taken in *" $p "*) continue ;; esac
+    if [ -z "$(ss -Htln "sport = :$p")" ]; then echo "$p"; return; fi
+  done
+  echo "vs-slurm.sh: no free TCP port found" >&2; return 1
+}
+port_listen=$(free_port); taken="$taken$port_listen "
+port_metrics=$(free_port); taken="$taken$port_metrics "
+port_client=$(free_port); taken="$taken$port_client "
+port_session=$(free_port); taken="$taken$port_session "
+# make up's configuration with the run's directories, ports and namespace.
+sed -e '/^\[\[share\]\]/,$d' \
+  -e "s|/run/sharq-local/|$tmp/run/|g; s|/var/lib/sharq-local/|$tmp/state/|g" \
+  -e "s|^listen = \"127.0.0.1:[0-9]*\"$|listen = \"127.0.0.1:$port_listen\"|" \
+  -e "s|^metrics = \"127.0.0.1:[0-9]*\"$|metrics = \"127.0.0.1:$port_metrics\"|" \
+  -e "s|^client_listen = \"127.0.0.1:[0-9]*\"$|client_listen = \"127.0.0.1:$port_client\"\nsession_listen = \"127.0.0.1:$port_session\"|" \
+  -e "s|^namespace = \"sharq\"$|namespace = \"$ns\"|" \
+  contrib/examples/local.toml >"$tmp/cluster.toml"
+for want in "listen = \"127.0.0.1:$port_listen\"" "metrics = \"127.0.0.1:$port_metrics\"" \
+  "session_listen = \"127.0.0.1:$port_session\"" "namespace = \"$ns\""; do
+  grep -qxF "$want" "$tmp/cluster.toml" || { echo "vs-slurm.sh: contrib/examples/local.toml changed: cannot set $want" >&2; exit 1; }
+done
+if grep -v '^#' "$tmp/cluster.toml" | grep -q 'sharq-local'; then
+  echo "vs-slurm.sh: contrib/examples/local.toml has a path outside /run/sharq-local/ and /var/lib/sharq-local/" >&2; exit 1
+fi
 cat >>"$tmp/cluster.toml" <<'TOML'
 [[share]]
 name = "bench"
@@ -81,7 +148,8 @@ sed -i 's/^name = "local"$/name = "local"\ndefault_share = "bench"/' "$tmp/clust
 sed -i '/^\[\[node\]\]/,/^\[\[share\]\]/ s/^gpus = 8$/gpus = 8\ncpus = 16/' "$tmp/cluster.toml"
 (
   if [ -n "$cg_cluster" ]; then echo "$BASHPID" >"$cg_cluster/cgroup.procs"; fi
-  exec "$tmp/bin/sharq-up" --repo . --bin "$tmp/bin" --config "$tmp/cluster.toml" --user sharqdemo
+  exec "$tmp/bin/sharq-up" --repo . --bin "$tmp/bin" --config "$tmp/cluster.toml" --user sharqdemo \
+    --run-dir "$tmp/run" --state-dir "$tmp/state"
 ) >"$tmp/up.log" 2>&1 &
 echo $! >"$tmp/up.pid"
 sock=$(sed -n 's/^socket = "\(.*\)"$/\1/p' "$tmp/cluster.toml")
