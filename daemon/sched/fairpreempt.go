@@ -101,12 +101,12 @@ func (s *Scheduler) tryFairPreempt(p *partition, sh *share, j *job) bool {
 		p.fairWakeAt(s.now.Add(s.cfg.FairPreemptionAfter - w))
 		return false
 	}
-	s.fairMasked = false
-	if s.preempt(p, sh, j, false, false, true) {
+	ok, masked := s.preempt(p, sh, j, searchFair)
+	if ok {
 		return true
 	}
 	sh.failFair, sh.failFairEnd = failed(j, maxPriority), time.Time{}
-	if s.fairMasked {
+	if masked {
 		sh.failFairEnd = end // reservations kept it off GPUs
 	}
 	return false

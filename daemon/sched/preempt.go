@@ -70,8 +70,10 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 	}
 	within := sh.usage()+g <= sh.quota()
 	if within && !sh.failCross.covers(j) {
-		if (p.overQuota > 0 || p.spare > 0) && s.preempt(p, sh, j, true, false, false) {
-			return true
+		if p.overQuota > 0 || p.spare > 0 {
+			if ok, _ := s.preempt(p, sh, j, searchReclaim); ok {
+				return true
+			}
 		}
 		sh.failCross = failed(j, maxPriority)
 	}
@@ -80,6 +82,7 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 		// within its quota once its lower-priority jobs are preempted
 		// (issue 13 item 4): the search then takes the smallest combined
 		// set, and the quota rule checks the share ends within quota.
+		mode := searchInShare
 		cross := within
 		if !cross && p.overQuota > 0 {
 			lower := 0
@@ -90,13 +93,41 @@ func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
 			}
 			cross = sh.usage()+g-lower <= sh.quota()
 		}
-		if s.preempt(p, sh, j, cross, true, false) {
+		if cross {
+			mode = searchInShareReclaim
+		}
+		if ok, _ := s.preempt(p, sh, j, mode); ok {
 			return true
 		}
 		sh.failIn = failed(j, j.Priority)
 	}
 	return false
 }
+
+// searchMode is which running jobs a victim search (preempt) may take,
+// and so which rules it follows.
+type searchMode uint8
+
+const (
+	// searchReclaim: cross-share reclaim, other shares' jobs while their
+	// share is over its quota.
+	searchReclaim searchMode = iota
+	// searchInShare: in-share preemption, the share's own jobs of lower
+	// priority.
+	searchInShare
+	// searchInShareReclaim: both, other shares' jobs first.
+	searchInShareReclaim
+	// searchFair: fair-share preemption, other shares' jobs wholly beyond
+	// their quota (fairpreempt.go).
+	searchFair
+)
+
+// crossShare says whether the mode takes over-quota jobs of other shares
+// (reclaim).
+func (m searchMode) crossShare() bool { return m == searchReclaim || m == searchInShareReclaim }
+
+// inShare says whether the mode takes the share's own lower-priority jobs.
+func (m searchMode) inShare() bool { return m == searchInShare || m == searchInShareReclaim }
 
 // search is one victim search.
 type search struct {
@@ -111,8 +142,13 @@ type search struct {
 	chosen []*node
 	forFit bool         // free GPUs hold the job in total, not on its nodes
 	pos    map[*job]int // candidate positions (Exclusive preemptors; candIdx)
-	fair   bool         // a fair-share preemption (fairpreempt.go)
-	final  float64      // fair: the preemptor's share's borrowed GPUs per weight once it starts
+	mode   searchMode
+	final  float64 // fair: the preemptor's share's borrowed GPUs per weight once it starts
+	// keepOff: the victims' GPUs that the masks of the reservations
+	// binding the job hold do not count (a fair-share preemption that
+	// found such reservations: unlike an owner's reclaim, it does not come
+	// before them).
+	keepOff bool
 }
 
 type cost struct {
@@ -137,12 +173,12 @@ func (a cost) less(b cost) bool {
 	return a.pidx < b.pidx
 }
 
-// gpusOn is what victim v frees on n for the search: gpusOn, less, for a
-// fair-share preemption, the GPUs of reservations that bind the preemptor
-// (the mask): unlike an owner's reclaim, it does not come before them.
+// gpusOn is what victim v frees on n for the search: gpusOn, less, when
+// the search keeps off them (keepOff), the GPUs of reservations that bind
+// the preemptor (the mask).
 func (se *search) gpusOn(v *job, n *node) (int, int, int64) {
 	g, c, m := gpusOn(v, n)
-	if g > 0 && se.fair && se.s.masking && n.maskGen == se.s.maskGen && !n.mask.isEmpty() {
+	if g > 0 && se.keepOff && n.maskGen == se.s.maskGen && !n.mask.isEmpty() {
 		for i, x := range v.anodes {
 			if x == n {
 				g -= v.keeps(i).and(n.mask).count()
@@ -165,9 +201,12 @@ func gpusOn(v *job, n *node) (int, int, int64) {
 	return 0, 0, 0
 }
 
+// fair says whether the search is a fair-share preemption.
+func (se *search) fair() bool { return se.mode == searchFair }
+
 func (se *search) canTake(i int) bool {
 	v := se.cands[i]
-	if se.fair {
+	if se.fair() {
 		return fairVictimOK(v.share, se.by[v.share]+v.gpuN, se.final)
 	}
 	if v.share == se.sh {
@@ -323,7 +362,7 @@ func (se *search) finalOK() bool {
 	g := se.j.total()
 	sh, p := se.sh, se.p
 	e, q := sh.usage()+g-inV, sh.quota()
-	if cross && e > q && !se.fair {
+	if cross && e > q && !se.fair() {
 		return false
 	}
 	if e > q {
@@ -339,12 +378,16 @@ func (se *search) finalOK() bool {
 	return true
 }
 
-func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair bool) bool {
-	// Free GPUs reserved for a job ahead of it are not free to it: it
-	// reclaims elsewhere rather than count them (reservation.go). Its
-	// victims' GPUs it takes whatever is reserved: reclaim comes first.
-	if s.buildMasks(p, j, sh.usage()+j.total() > sh.quota()) {
-		s.fairMasked = fair
+// preempt searches victims for j of sh among the running jobs mode allows
+// and nominates them; nominated says whether it did. masked says whether
+// reservations that bind j kept it off their GPUs: free GPUs reserved for a
+// job ahead of it are not free to it (it preempts elsewhere rather than
+// count them, reservation.go); its victims' GPUs it takes whatever is
+// reserved (reclaim comes first), but for a fair-share preemption
+// (keepOff).
+func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (nominated, masked bool) {
+	fair := mode == searchFair
+	if masked = s.buildMasks(p, j, sh.usage()+j.total() > sh.quota()); masked {
 		s.masking = true
 		defer func() { s.masking = false }()
 	}
@@ -354,7 +397,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 		final = borrowedPerWeight(sh, sh.usage()+j.total())
 		cands = s.fairCandidates(p, sh, final)
 	}
-	if cross && !fair {
+	if mode.crossShare() {
 		for _, x := range p.shares {
 			if x == sh || x.eff() <= x.quota() {
 				continue
@@ -366,7 +409,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 			}
 		}
 	}
-	if in {
+	if mode.inShare() {
 		for _, v := range sh.running {
 			if v.state == Running && v.Priority < j.Priority && v.startGen != s.gen {
 				cands = append(cands, v)
@@ -374,7 +417,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 		}
 	}
 	if len(cands) == 0 && (p.spare == 0 || fair) {
-		return false
+		return false, masked
 	}
 	sort.Slice(cands, func(a, b int) bool {
 		x, y := cands[a], cands[b]
@@ -402,7 +445,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 		return x.ID < y.ID
 	})
 	newSearch := func() *search {
-		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}, fair: fair, final: final}
+		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}, mode: mode, final: final, keepOff: fair && masked}
 	}
 
 	// Candidates per node, in victim order.
@@ -419,9 +462,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 		// Free GPUs hold the job; only the pool rule asks for victims.
 		se.chosen = nodes
 		if !se.complete() {
-			return false
+			return false, masked
 		}
-		return s.nominate(se)
+		return s.nominate(se), masked
 	}
 	// Fragmentation (issue 13 item 7): the victims are needed only
 	// because the free GPUs are split across nodes.
@@ -473,10 +516,10 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, cross, in, fair boo
 		}
 	}
 	if best == nil {
-		return false
+		return false, masked
 	}
 	best.forFit = forFit
-	return s.nominate(best)
+	return s.nominate(best), masked
 }
 
 // maxSeeds bounds the extra searches of a multi-node preemptor (one per
@@ -486,7 +529,7 @@ const maxSeeds = 8
 // canTakeFresh is canTake for a search with nothing taken yet.
 func (se *search) canTakeFresh(i int) bool {
 	v := se.cands[i]
-	if se.fair {
+	if se.fair() {
 		return fairVictimOK(v.share, v.gpuN, se.final)
 	}
 	return v.share == se.sh || v.share.eff() > v.share.quota()
@@ -585,7 +628,7 @@ func (s *Scheduler) nominate(se *search) bool {
 			for k, x := range v.anodes {
 				if x == n {
 					g := v.keeps(k)
-					if se.fair && s.masking && n.maskGen == s.maskGen {
+					if se.keepOff && n.maskGen == s.maskGen {
 						g = g.andNot(n.mask) // reserved: see search.gpusOn
 					}
 					avail = avail.or(g)
@@ -602,11 +645,11 @@ func (s *Scheduler) nominate(se *search) bool {
 		nm.allocs = append(nm.allocs, Alloc{Node: n.cfg.Name, GPUs: gpus})
 		nm.nodes = append(nm.nodes, n)
 	}
-	if len(se.sel) == 0 && (!waits || se.fair) {
+	if len(se.sel) == 0 && (!waits || se.fair()) {
 		return false
 	}
 	var keep func(*reservation) bool // reclaim comes first
-	if se.fair {
+	if se.fair() {
 		keep = func(r *reservation) bool { return s.binds(r, j, true) }
 	}
 	s.overtake(j, nm.nodes, nm.allocs, keep)
@@ -625,7 +668,7 @@ func (s *Scheduler) nominate(se *search) bool {
 		v := se.cands[i]
 		kind := CrossShare
 		switch {
-		case se.fair:
+		case se.fair():
 			kind = FairShare
 		case v.share == sh:
 			kind = InShare

@@ -33,14 +33,13 @@ type Scheduler struct {
 	inPass    bool
 	drop      []*job // queue removals deferred to the end of a pass
 
-	uses       map[string]*shareUse // decayed usage by share name (fairshare.go)
-	usageAt    time.Time            // the time uses is brought to
-	maskGen    uint64               // placeBF's node masks
-	masking    bool                 // place keeps off the masks of maskGen
-	fairMasked bool                 // the last fair-share victim search kept off reservations
-	relBuf     []time.Time
-	holdBuf    []relHold
-	endBuf     []shareEnd
+	uses    map[string]*shareUse // decayed usage by share name (fairshare.go)
+	usageAt time.Time            // the time uses is brought to
+	maskGen uint64               // placeBF's node masks
+	masking bool                 // place keeps off the masks of maskGen
+	relBuf  []time.Time
+	holdBuf []relHold
+	endBuf  []shareEnd
 	// profEpoch changes with every event that may change a node's release
 	// profile without a nodeRefresh (reservation.go).
 	profEpoch uint64
