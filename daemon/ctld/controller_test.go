@@ -162,6 +162,63 @@ func TestNodeTimeoutRequeues(t *testing.T) {
 	}
 }
 
+// TestNodeSilenceJudgedOnControllerClock: whether a silent node is lost
+// is decided on the controller's clock (Options.Now), not by its
+// connection's real-time read deadline. With a frozen clock a node silent
+// for longer than node_timeout in real time keeps its connection and gets
+// orders; once the clock passes node_timeout it is marked down, its
+// connection closed and its job requeued.
+func TestNodeSilenceJudgedOnControllerClock(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	tc := prepareTestCluster(t, []string{"n1:8"}, twoShares, "", Limits{})
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := strings.Replace(string(text), fmt.Sprintf("node_timeout = %q\n", testNodeTimeout), fmt.Sprintf("node_timeout = %q\n", timeout), 1)
+	next = strings.Replace(next, "heartbeat_interval = \"1s\"\n", "heartbeat_interval = \"100ms\"\n", 1)
+	if next == string(text) {
+		t.Fatal("could not set node_timeout")
+	}
+	if err := os.WriteFile(tc.conf, []byte(next), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.clock.frozen = time.Now()
+	tc.start()
+	t.Cleanup(tc.stop)
+	n1 := tc.attachNode("n1")
+	// Silent for several node_timeouts of real time (the controller's own
+	// heartbeats to it go on): still connected, still up.
+	time.Sleep(4 * timeout)
+	id := tc.submit("a", 2, nil)
+	m := n1.expect(api.MsgStart)
+	if m.Start.Job.ID != id {
+		t.Fatalf("n1 got %+v", m)
+	}
+	tc.advance(time.Millisecond) // so that heard sees the report, not the hello
+	beat := tc.clock.now()
+	n1.report(id, m.Start.Run, api.RunRunning, 0)
+	tc.heard("n1", beat)
+	// Just short of node_timeout on the controller's clock: nothing yet.
+	tc.advance(timeout - 10*time.Millisecond)
+	if j := tc.job(id); j.State != api.StateRunning || j.NodeFailures != 0 {
+		t.Fatalf("before node_timeout: state %s, node failures %d", j.State, j.NodeFailures)
+	}
+	// Past it: down, connection closed, the job requeued as a node failure.
+	tc.advance(20 * time.Millisecond)
+	select {
+	case m, ok := <-n1.msgs:
+		if ok {
+			t.Fatalf("n1 got %s %+v after it was lost", m.Type, m)
+		}
+	case <-time.After(testWait):
+		t.Fatal("the lost node's connection stayed open")
+	}
+	if j := tc.job(id); j.State != api.StateQueued || j.NodeFailures != 1 {
+		t.Fatalf("after node_timeout: state %s, node failures %d; want queued, 1", j.State, j.NodeFailures)
+	}
+}
+
 func TestReloadWithBadFileKeepsConfig(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	good, err := os.ReadFile(tc.conf)

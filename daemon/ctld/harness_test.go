@@ -44,15 +44,21 @@ const testWait = 30 * time.Second
 const testNodeTimeout = 10 * time.Minute
 
 // testClock is the controller's clock in tests: the wall clock plus an
-// offset that only grows, so a test can make time pass at once.
+// offset that only grows, so a test can make time pass at once. With
+// frozen set (before start) it is frozen plus the offset: only advance
+// moves it.
 type testClock struct {
 	mu     sync.Mutex
 	offset time.Duration
+	frozen time.Time
 }
 
 func (k *testClock) now() time.Time {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if !k.frozen.IsZero() {
+		return k.frozen.Add(k.offset)
+	}
 	return time.Now().Add(k.offset)
 }
 

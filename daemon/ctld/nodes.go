@@ -121,7 +121,10 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	}
 	defer c.post(context.Background(), func() { c.nodeGone(nc) })
 	for {
-		conn.SetReadDeadline(time.Now().Add(c.nodeTimeout()))
+		// Real time: a socket deadline. It only bounds a stalled read;
+		// whether the node is lost is checkNodes' decision, on the
+		// controller's clock (nodeReadBound).
+		conn.SetReadDeadline(time.Now().Add(nodeReadBound(c.nodeTimeout())))
 		var m api.NodeMsg
 		if err := dec.Decode(&m); err != nil {
 			if ctx.Err() == nil {
@@ -157,6 +160,14 @@ func (c *Controller) nodeTimeout() time.Duration {
 	}
 	return 30 * time.Second
 }
+
+// nodeReadBound is how long a read on a node connection may block: twice
+// node_timeout and a minute more, so that it never fires before
+// checkNodes, which decides on the controller's clock (Options.Now) that a
+// silent node is lost, marks it down and closes its connection. It is the
+// backstop for a connection nothing else ends: a peer that stalls while
+// the loop's clock does not move, or one the loop no longer watches.
+func nodeReadBound(timeout time.Duration) time.Duration { return 2*timeout + time.Minute }
 
 // nodeHello authenticates a node and reconciles what it runs with what the
 // controller believes: jobs it still runs for their current run are kept;
