@@ -112,5 +112,13 @@ func (d *Decoder) ReadLine() ([]byte, error) {
 	}
 }
 
+// Wait blocks until the next message has begun to arrive (a byte of it is
+// buffered) or the reader fails (io.EOF, a deadline), and consumes
+// nothing: after a deadline the next Decode starts from the same byte.
+func (d *Decoder) Wait() error {
+	_, err := d.r.Peek(1)
+	return err
+}
+
 // SetLimit changes the bound on the next messages.
 func (d *Decoder) SetLimit(limit int) { d.limit = limit }

@@ -56,6 +56,8 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 		return
 	}
 	defer release()
+	// A stopping controller wakes a read that waits for a client.
+	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
@@ -71,6 +73,26 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 				api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
 			}
 			return // the stream may be out of step after a bad message
+		}
+		if req.Op == api.OpSubmit && req.V == api.Version {
+			// The loop answers once the job is durable (reply.go). Until
+			// then this goroutine waits for the client's next request, or
+			// its close, which it would wait for next anyway: the loop
+			// need not wake it. The answer is waited for before the next
+			// request is read and before the connection closes. The wait
+			// keeps the request's read deadline: whatever ends it (EOF,
+			// the deadline, a stop), the next Decode, with a new deadline,
+			// starts from the same byte.
+			o := c.postSubmit(ctx, id, &req, conn)
+			if o == nil {
+				api.WriteResponse(conn, opResponse(ctx, nil, ctx.Err()))
+				return
+			}
+			dec.Wait()
+			if !awaitReply(ctx, o) {
+				return
+			}
+			continue
 		}
 		conn.SetReadDeadline(time.Time{})
 		resp := c.handleSafe(ctx, id, &req)

@@ -18,6 +18,9 @@ type op struct {
 	done chan struct{}
 	hold bool
 	err  error // set before done is closed when fn's effects are not durable
+	// reply, when set, is the client's answer, which the loop writes once
+	// fn's effects are durable (reply.go).
+	reply *reply
 }
 
 // outMsg is a message to a node daemon, sent after the spool write.
@@ -160,6 +163,9 @@ func (c *Controller) flush() error {
 		clear(c.dirty)
 	}
 	for _, o := range c.release {
+		if o.reply != nil {
+			sendReply(o)
+		}
 		close(o.done)
 	}
 	c.release = c.release[:0]
