@@ -7,6 +7,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/cli"
 	"github.com/sharq-hpc/sharq/client"
+	_ "github.com/sharq-hpc/sharq/internal/shortlived" // one P, stack sized once
 )
 
 // main installs no signal handler (as qsub's): SIGINT ends a qrls as it
