@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/sharq-hpc/sharq/daemon/sched"
 )
@@ -114,7 +115,8 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	line("Jain borrowers", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.BorrowerJain(), len(r.Borrowers())) })
 	line("Jain contending, daily", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJain, r.JainWindows) })
 	line("Jain contending, job fits limit", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJainFit, r.JainWindowsFit) })
-	line("useful / bound", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
+	line("useful / bound in share caps", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
+	line("useful / bound on GPUs alone", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfGPUBound()) })
 	line("preemptions", func(r *Result) string { return fmt.Sprint(r.Totals().Preemptions) })
 	line("lost GPU-h", func(r *Result) string { return gpuHours(r.Totals().LostGPUHours) })
 	line("grace GPU-h", func(r *Result) string { return gpuHours(r.Totals().GraceGPUHours) })
@@ -149,9 +151,32 @@ func WriteCompare(w io.Writer, results []*Result) error {
 		return err
 	}
 	if len(results) > 0 {
-		b := results[0].Bound
-		if _, err := fmt.Fprintf(w, "bound = the work-conserving bound, %.1f%%: %s GPU-h of work on %d GPUs ending at %ss at the earliest; useful = utilization less grace and lost work\n",
-			100*b.Utilization, gpuHours(b.WorkGPUHours), results[0].TotalGPUs, FormatSeconds(b.End)); err != nil {
+		b := results[0].GPUBound
+		if _, err := fmt.Fprintf(w, "useful = utilization less grace and lost work; bound on GPUs alone = the work-conserving bound of the trace on the %d GPUs, %.1f%%:\n"+
+			"%s GPU-h of work ending at %ss at the earliest (the same for every column); bound in share caps = the same within each column's own share caps\n"+
+			"(a share never holds more than its quota, or quota + borrow limit, on its partition's GPUs: sim.ShareCapBound), ends at:",
+			results[0].TotalGPUs, 100*b.Utilization, gpuHours(b.WorkGPUHours), FormatSeconds(b.End)); err != nil {
+			return err
+		}
+		sep := " "
+		for i := 0; i < len(results); {
+			// Columns with the same caps side by side share one entry.
+			n := i + 1
+			for n < len(results) && results[n].Bound == results[i].Bound {
+				n++
+			}
+			var names []string
+			for _, r := range results[i:n] {
+				names = append(names, r.Name)
+			}
+			b := results[i].Bound
+			if _, err := fmt.Fprintf(w, "%s%s %ss (%.1f%%%s)", sep, strings.Join(names, ", "), FormatSeconds(b.End.Truncate(time.Millisecond)),
+				100*b.Utilization, leftOut(b)); err != nil {
+				return err
+			}
+			sep, i = "; ", n
+		}
+		if _, err := fmt.Fprintln(w); err != nil {
 			return err
 		}
 	}

@@ -34,9 +34,16 @@
 // whole run and per day among the shares that wanted to borrow for at
 // least half of the day
 // (fairWindows says why both); and the utilization of useful work as a
-// fraction of the trace's work-conserving bound (Bound: a fluid single
-// queue at the cluster's capacity, no job ending before its submission
-// plus its run time).
+// fraction of two work-conserving bounds of the trace (Bound): the one
+// within the configuration's share caps (ShareCapBound: each share's work
+// fluid on its partition's GPUs, never more at once than the core lets the
+// share hold, quota or quota + borrow limit, nor the partition's
+// non-RESERVE shares more than their pool; the best any schedule under this
+// configuration can do), and the one on the cluster's GPUs alone
+// (WorkConservingBound: a fluid single queue at the cluster's capacity).
+// Both keep every job from ending before its submission plus its run time
+// and relax everything else (node shapes, preemption, reservations, order,
+// per-user limits).
 //
 // The simulator holds no scheduling logic of its own: at each distinct event
 // time it applies the events due (submits, exits of finished jobs, exits of

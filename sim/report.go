@@ -29,8 +29,11 @@ func WriteReport(w io.Writer, r *Result) error {
 	fmt.Fprintln(w, "wait = first submit to first start (nearest-rank percentiles of started jobs); queued = mean pending time per job, requeues included")
 	fmt.Fprintln(w, "lost = GPU-hours of work thrown away (since the last checkpoint); grace = GPU-hours preempted jobs held while exiting")
 	fmt.Fprintln(w, "slowdown = (wait + run) / run of finished jobs: submit to end over the run time, requeues included")
-	fmt.Fprintf(w, "work-conserving bound %.1f%% (%s GPU-h of work ending at %ss at the earliest); useful utilization %.1f%% = %.1f%% of the bound\n",
-		100*r.Bound.Utilization, gpuHours(r.Bound.WorkGPUHours), FormatSeconds(r.Bound.End), 100*r.UsefulUtilization(), 100*r.OfBound())
+	fmt.Fprintf(w, "useful utilization %.1f%% = %.1f%% of the work-conserving bound within the share caps, %.1f%% of the one on the GPUs alone\n",
+		100*r.UsefulUtilization(), 100*r.OfBound(), 100*r.OfGPUBound())
+	fmt.Fprintf(w, "work-conserving bound within the share caps %.1f%% (%s GPU-h of work ending at %ss at the earliest%s); on the GPUs alone %.1f%% (%s GPU-h ending at %ss%s)\n",
+		100*r.Bound.Utilization, gpuHours(r.Bound.WorkGPUHours), FormatSeconds(r.Bound.End.Truncate(time.Millisecond)), leftOut(r.Bound),
+		100*r.GPUBound.Utilization, gpuHours(r.GPUBound.WorkGPUHours), FormatSeconds(r.GPUBound.End.Truncate(time.Millisecond)), leftOut(r.GPUBound))
 	fmt.Fprintf(w, "wait p95 by job size:")
 	for i, c := range SizeClasses {
 		fmt.Fprintf(w, " %s %s (%d jobs);", c.Name, FormatDuration(Percentile(r.SizeWaits[i], 95)), len(r.SizeWaits[i]))
@@ -59,6 +62,17 @@ func WriteReport(w io.Writer, r *Result) error {
 	}
 	row(&t, "")
 	return tw.Flush()
+}
+
+// leftOut says how many jobs a bound leaves out, if any.
+func leftOut(b Bound) string {
+	if b.LeftOut == 0 {
+		return ""
+	}
+	if b.LeftOut == 1 {
+		return ", 1 job that can never start left out"
+	}
+	return fmt.Sprintf(", %d jobs that can never start left out", b.LeftOut)
 }
 
 func strategyLabel(s *ShareResult) string {

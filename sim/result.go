@@ -25,8 +25,10 @@ type Result struct {
 	// SizeWaits is the first waits of the started jobs of each of
 	// SizeClasses (by total GPUs), ascending.
 	SizeWaits [][]time.Duration
-	// Bound is the trace's work-conserving bound on this cluster.
-	Bound Bound
+	// Bound is the trace's work-conserving bound on this cluster within
+	// its configuration's share caps (ShareCapBound), GPUBound the one on
+	// its GPUs alone (WorkConservingBound).
+	Bound, GPUBound Bound
 	// WindowJain is the fairness among the borrowers that contended for
 	// idle GPUs, window by window (see fairWindows), over JainWindows
 	// windows of FairnessWindow.
@@ -111,7 +113,7 @@ type ShareResult struct {
 
 func newResult(cl *Cluster, jobs []TraceJob, usage bool) *Result {
 	res := &Result{TotalGPUs: cl.TotalGPUs(), Jobs: len(jobs), Shares: make([]ShareResult, len(cl.Sched.Shares)),
-		SizeWaits: make([][]time.Duration, len(SizeClasses)), Bound: WorkConservingBound(jobs, cl)}
+		SizeWaits: make([][]time.Duration, len(SizeClasses)), Bound: ShareCapBound(jobs, cl), GPUBound: WorkConservingBound(jobs, cl)}
 	for i := range cl.Sched.Shares {
 		s := &cl.Sched.Shares[i]
 		res.Shares[i] = ShareResult{Name: s.Name, Partition: s.Partition, Strategy: s.Strategy, Quota: s.GPUs, BorrowLimit: s.BorrowLimit,
@@ -147,12 +149,19 @@ func (r *Result) UsefulUtilization() float64 {
 	return (r.BusyGPUHours - t.GraceGPUHours - t.LostGPUHours) / h
 }
 
-// OfBound is UsefulUtilization as a fraction of the work-conserving bound.
-func (r *Result) OfBound() float64 {
-	if r.Bound.Utilization <= 0 {
+// OfBound is UsefulUtilization as a fraction of the work-conserving bound
+// within the share caps (Bound).
+func (r *Result) OfBound() float64 { return r.of(r.Bound) }
+
+// OfGPUBound is UsefulUtilization as a fraction of the work-conserving
+// bound on the GPUs alone (GPUBound).
+func (r *Result) OfGPUBound() float64 { return r.of(r.GPUBound) }
+
+func (r *Result) of(b Bound) float64 {
+	if b.Utilization <= 0 {
 		return 0
 	}
-	return r.UsefulUtilization() / r.Bound.Utilization
+	return r.UsefulUtilization() / b.Utilization
 }
 
 // Totals sums the per-share counters.
