@@ -63,19 +63,15 @@ type sessions struct {
 	used    map[string]time.Time // tokens presented, until they expire
 	granted chan struct{}        // closed (and replaced) when a token arrives
 	live    map[string]map[*liveSession]bool
-	primary map[string]bool // jobs whose own session has connected (once)
+	primary map[string]bool        // jobs whose own session has connected (once)
+	warned  map[string]wallWarning // jobs whose walltime warning is due (notices.go)
 	conns   int
-}
-
-type liveSession struct {
-	w       *session.Writer
-	primary bool
 }
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
-		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}}
+		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, warned: map[string]wallWarning{}}
 }
 
 // grant records a token the controller sent.
@@ -137,22 +133,6 @@ func (s *sessions) take(ctx context.Context, token string) *api.SessionOrder {
 		case <-ctx.Done():
 			return nil
 		}
-	}
-}
-
-// notice sends text to every live session of job.
-func (s *sessions) notice(job, text string) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	var ws []*session.Writer
-	for l := range s.live[job] {
-		ws = append(ws, l.w)
-	}
-	s.mu.Unlock()
-	for _, w := range ws {
-		w.Text(session.TypeNotice, text)
 	}
 }
 
@@ -349,6 +329,11 @@ func (s *sessions) run(ctx context.Context, log *slog.Logger, c net.Conn, r io.R
 	if h.TTY {
 		ex.Stderr = nil
 	}
+	// Registered before the exec, which may take seconds: a notice from
+	// now on (a walltime warning, a stop) waits for Ready, not lost.
+	live := &liveSession{w: w, primary: o.Primary, run: o.Run}
+	s.register(o.JobID, live)
+	defer s.unregister(o.JobID, live)
 	octx, cancel := s.sup.opCtx()
 	p, err := s.exec.Exec(octx, o.JobID, ex)
 	cancel()
@@ -360,23 +345,8 @@ func (s *sessions) run(ctx context.Context, log *slog.Logger, c net.Conn, r io.R
 		}
 		return
 	}
-	live := &liveSession{w: w, primary: o.Primary}
-	s.mu.Lock()
-	if s.live[o.JobID] == nil {
-		s.live[o.JobID] = map[*liveSession]bool{}
-	}
-	s.live[o.JobID][live] = true
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.live[o.JobID], live)
-		if len(s.live[o.JobID]) == 0 {
-			delete(s.live, o.JobID)
-		}
-		s.mu.Unlock()
-	}()
 	log.Info("session started", "primary", o.Primary, "tty", h.TTY, "munge", o.Munge, "args", args)
-	if err := w.JSON(session.TypeReady, session.Ready{Job: o.JobID, Node: s.sup.node, Args: args}); err != nil {
+	if err := live.start(session.Ready{Job: o.JobID, Node: s.sup.node, Args: args}); err != nil {
 		p.Signal(context.Background(), syscall.SIGKILL)
 	}
 	readyOnce()

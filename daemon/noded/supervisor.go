@@ -37,9 +37,20 @@ const ExitUnknown = -1
 type job struct {
 	rec     jobRecord
 	running bool
-	status  int    // once !running
-	err     string // once !running: why it ended, if not by itself
-	timer   *time.Timer
+	status  int         // once !running
+	err     string      // once !running: why it ended, if not by itself
+	timer   *time.Timer // the walltime
+	warning *time.Timer // the sessions' walltime warning
+}
+
+// stopTimers stops the job's walltime timer and its warning.
+func (j *job) stopTimers() {
+	if j.timer != nil {
+		j.timer.Stop()
+	}
+	if j.warning != nil {
+		j.warning.Stop()
+	}
 }
 
 // supervisor runs the orders of one node against the runtime and watches
@@ -257,21 +268,21 @@ func (s *supervisor) watch(j *job) {
 }
 
 // warnWalltime tells the job's sessions, a tenth of its walltime (at most
-// 5 minutes) before it ends, how long they have left.
+// 5 minutes) before it ends, how long they have left; sessions that
+// connect later are told at once (notices.go). Re-armed after a restart
+// past that time, the warning is due at once.
 func (s *supervisor) warnWalltime(j *job) {
-	id, wall := j.rec.JobID, j.rec.Walltime
+	id, run, wall := j.rec.JobID, j.rec.Run, j.rec.Walltime
 	ahead := min(wall/10, 5*time.Minute)
-	at := time.Until(j.rec.Started.Add(wall - ahead))
+	end := j.rec.Started.Add(wall)
+	at := time.Until(end.Add(-ahead))
 	if at <= 0 {
+		if left := time.Until(end); left > 0 {
+			s.sessions.warnWalltime(id, run, wall, left, end)
+		}
 		return
 	}
-	left := ahead.Round(time.Second)
-	if ahead < time.Second {
-		left = ahead.Round(time.Millisecond)
-	}
-	time.AfterFunc(at, func() {
-		s.sessions.notice(id, fmt.Sprintf("job %s reaches its walltime (%v) in %v: it is stopped then", id, wall, left))
-	})
+	j.warning = time.AfterFunc(at, func() { s.sessions.warnWalltime(id, run, wall, ahead, end) })
 }
 
 // wait reports the job's exit once the runtime gives it.
@@ -328,9 +339,7 @@ func (s *supervisor) exited(j *job, status int, why string) {
 		return
 	}
 	j.running, j.status = false, status
-	if j.timer != nil {
-		j.timer.Stop()
-	}
+	j.stopTimers()
 	if why == "" && j.rec.StopReason == reasonWalltime {
 		why = errWalltime
 	}
@@ -390,9 +399,7 @@ func (s *supervisor) stopJob(j *job, reason string, grace time.Duration) {
 	if err := s.store.save(&j.rec); err != nil {
 		log.Error("cannot record the stop; a restart before the exit will not re-issue it", "err", err)
 	}
-	if j.timer != nil {
-		j.timer.Stop()
-	}
+	j.stopTimers()
 	log.Info("stopping job", "reason", reason, "grace", grace)
 	octx, cancel := s.opCtx()
 	defer cancel()
@@ -438,6 +445,7 @@ func (s *supervisor) removeJob(j *job) error {
 		return fmt.Errorf("job %s: remove: %w", id, err)
 	}
 	s.del(id)
+	s.sessions.forget(id)
 	if err := s.store.drop(id); err != nil {
 		s.log.Warn("cannot delete the job's node directory", "job", id, "err", err)
 	}
@@ -522,9 +530,7 @@ func (s *supervisor) shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, j := range s.jobs {
-		if j.timer != nil {
-			j.timer.Stop()
-		}
+		j.stopTimers()
 	}
 }
 

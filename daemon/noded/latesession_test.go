@@ -1,0 +1,119 @@
+package noded_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/session"
+)
+
+// sessionClient is a session's client end, as qsub -I and qexec speak it.
+type sessionClient struct {
+	conn   net.Conn
+	frames []session.Frame // every frame after Ready, up to and with Exit
+}
+
+// openSession grants a token for job's run (as the controller does with
+// MsgSession), dials the node's session port and says hello with it.
+func openSession(t *testing.T, p *peer, job string, run int, primary bool, cmd ...string) *sessionClient {
+	t.Helper()
+	b := make([]byte, session.TokenLen/2)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
+	p.send(t, api.NodeMsg{Type: api.MsgSession, Session: &api.SessionOrder{Token: token, JobID: job, Run: run, UID: 1000,
+		Command: cmd, Primary: primary, Expires: time.Now().Add(time.Minute)}})
+	conn, err := net.Dial("tcp", p.hello.SessionAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if err := session.NewWriter(conn).JSON(session.TypeHello, session.Hello{V: session.Version, Token: token}); err != nil {
+		t.Fatal(err)
+	}
+	return &sessionClient{conn: conn}
+}
+
+// run reads the session to its end: Ready first, then every frame to Exit.
+func (c *sessionClient) run(t *testing.T) {
+	t.Helper()
+	c.conn.SetReadDeadline(time.Now().Add(waitLimit))
+	for {
+		f, err := session.ReadFrame(c.conn)
+		if err != nil {
+			t.Fatalf("session: %v after %d frames", err, len(c.frames))
+		}
+		if len(c.frames) == 0 && f.Type != session.TypeReady {
+			t.Fatalf("session: first frame %d %q, want Ready", f.Type, f.Payload)
+		}
+		c.frames = append(c.frames, f)
+		if f.Type == session.TypeExit {
+			return
+		}
+	}
+}
+
+// notices are the notice frames' texts.
+func (c *sessionClient) notices() []string {
+	var out []string
+	for _, f := range c.frames {
+		if f.Type == session.TypeNotice {
+			out = append(out, string(f.Payload))
+		}
+	}
+	return out
+}
+
+// TestLateSessionGetsWalltimeWarning: an interactive job's own session
+// that connects after its walltime warning was sent (qsub -I attaching
+// late) gets the warning at once, after Ready, with the time then left,
+// and then the walltime's stop notice, as a session connected from the
+// start does (which gets each once).
+func TestLateSessionGetsWalltimeWarning(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.Cluster.SessionListen = "127.0.0.1:0"
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	if p.hello.SessionAddr == "" {
+		t.Fatal("the node serves no sessions")
+	}
+	const wall = 5 * time.Second // the warning is due a tenth before: 500ms
+	o := e.order(t, "130.t", "")
+	o.Job.Interactive = true
+	o.Walltime, o.Grace = wall, time.Second
+	p.start(t, o)
+	started := p.state(t, o.Job.ID, "running").Time
+	early := openSession(t, p, o.Job.ID, o.Run, false, "sleep", "60")
+	earlyDone := make(chan struct{})
+	go func() { defer close(earlyDone); early.run(t) }()
+
+	// Connect once the warning is due, well before the walltime ends.
+	time.Sleep(time.Until(started.Add(wall - wall/10 + 100*time.Millisecond)))
+	late := openSession(t, p, o.Job.ID, o.Run, true, "sleep", "60")
+	late.run(t)
+	<-earlyDone
+
+	warning := regexp.MustCompile(`^job 130\.t reaches its walltime \(5s\) in (\d+)ms: it is stopped then$`)
+	for _, c := range []struct {
+		name string
+		s    *sessionClient
+	}{{"early", early}, {"late", late}} {
+		ns := c.s.notices()
+		if len(ns) != 2 || !warning.MatchString(ns[0]) || !strings.Contains(ns[1], "has used up its walltime (5s)") {
+			t.Errorf("%s session's notices %q, want the walltime warning, then its stop", c.name, ns)
+			continue
+		}
+		if ms := warning.FindStringSubmatch(ns[0])[1]; ms == "0" || len(ms) > 3 || (len(ms) == 3 && ms > "500") {
+			t.Errorf("%s session: warning %q, want at most the 500ms ahead", c.name, ns[0])
+		}
+	}
+	ex := p.state(t, o.Job.ID, "exited")
+	if ex.Error != "walltime exceeded" {
+		t.Errorf("exit %+v, want walltime exceeded", ex)
+	}
+}
