@@ -409,6 +409,12 @@ exit 7
 	}
 }
 
+// TestRestartResumesStopAndWalltime: a stop in its grace and a walltime
+// still to come when sharqd is killed (-9) are carried out by the next
+// sharqd. The first one is frozen (SIGSTOP) before either is due and
+// killed only after both are, so none of its timers can have done it: at
+// the restart both containers still run, and the new daemon SIGKILLs the
+// one past its grace and stops the one past its walltime.
 func TestRestartResumesStopAndWalltime(t *testing.T) {
 	e := newEnv(t)
 	c1 := e.spawn(t, "n1")
@@ -418,25 +424,48 @@ touch ready
 while :; do sleep 0.1; done
 `)
 	timed := e.order(t, "91.t", "touch ready\nsleep 1000\n")
-	timed.Walltime = 3 * time.Second
+	const wall, grace = 4 * time.Second, 2 * time.Second
+	timed.Walltime = wall
+	started := map[string]time.Time{}
 	for _, o := range []api.StartOrder{stopped, timed} {
 		p1.start(t, o)
-		p1.state(t, o.Job.ID, "running")
+		started[o.Job.ID] = p1.state(t, o.Job.ID, "running").Time
 		awaitFile(t, e.workFile(o.Job.ID, "ready"))
 	}
-	p1.stop(t, stopped.Job.ID, 3*time.Second, "preempted")
-	record := filepath.Join(e.stateDir("n1"), "jobs", stopped.Job.ID, "state.json")
+	p1.stop(t, stopped.Job.ID, grace, "preempted")
+	record := func(id string) string {
+		return readFile(t, filepath.Join(e.stateDir("n1"), "jobs", id, "state.json"))
+	}
 	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(readFile(t, record), `"stop_reason":"preempted"`) {
+	for !strings.Contains(record(stopped.Job.ID), `"stop_reason":"preempted"`) {
 		if time.Now().After(deadline) {
 			t.Fatal("the stop was never recorded")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	// The SIGKILL the runtime scheduled dies with this sharqd, and the
-	// walltime timer with it: the next one must re-arm both.
+	graceEnd := time.Now().Add(grace) // the stop was recorded before now
+	// Frozen, the daemon's SIGKILL after the grace and its walltime timer
+	// cannot fire; they die with it.
+	c1.signal(syscall.SIGSTOP)
+	if r := record(timed.Job.ID); strings.Contains(r, "stop_reason") {
+		t.Fatalf("the walltime (%v) passed before the daemon was frozen, which proves nothing: %s", wall, r)
+	}
+	for _, id := range []string{stopped.Job.ID, timed.Job.ID} {
+		for _, r := range p1.reports(id) {
+			if r.State != "running" {
+				t.Fatalf("%s: the first daemon reported %+v before it was frozen", id, r)
+			}
+		}
+	}
+	time.Sleep(time.Until(latest(graceEnd, started[timed.Job.ID].Add(wall)).Add(100 * time.Millisecond)))
 	c1.signal(syscall.SIGKILL)
 	c1.wait(t)
+	rt := e.runtime(t, "n1")
+	for _, id := range []string{stopped.Job.ID, timed.Job.ID} {
+		if task, ok := taskOf(t, rt, id); !ok || !task.Running {
+			t.Fatalf("%s after kill -9 of the frozen sharqd: %+v (found %v), want running", id, task, ok)
+		}
+	}
 
 	e.spawn(t, "n1")
 	p2 := e.ctl.accept(t)
@@ -446,6 +475,14 @@ while :; do sleep 0.1; done
 	if ex := p2.state(t, timed.Job.ID, "exited"); ex.ExitStatus != 256+15 || ex.Error != "walltime exceeded" {
 		t.Errorf("timed job: %+v, want 271 with walltime exceeded", ex)
 	}
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func TestExitWhileDisconnected(t *testing.T) {
