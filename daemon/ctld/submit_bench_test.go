@@ -3,6 +3,7 @@ package ctld
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -30,16 +31,30 @@ const benchClientUID = 4343
 // so what this process spends is the controller's: ctld-µs/op is its CPU
 // time (user+system, getrusage) per submission, ctxsw/op its context
 // switches (voluntary and involuntary, every thread), allocs/op its heap
-// allocations. ns/op is the wall time per submission with clients
-// submitting one after another (seq) or from 16 at once (par16).
+// allocations; commits/op its synced spool writes (group commits) per
+// submission and µs/commit their mean duration. ns/op is the wall time per
+// submission with clients submitting one after another (seq) or from 16 at
+// once (par16); seq-queued10000 submits with 10,000 jobs waiting, which
+// every scheduling pass considers.
 func BenchmarkSubmitSocket(b *testing.B) {
-	for _, par := range []int{1, 16} {
+	for _, bc := range []struct {
+		par, queued int
+	}{{1, 0}, {16, 0}, {1, 10000}} {
 		name := "seq"
-		if par > 1 {
-			name = fmt.Sprintf("par%d", par)
+		if bc.par > 1 {
+			name = fmt.Sprintf("par%d", bc.par)
 		}
+		if bc.queued > 0 {
+			name += fmt.Sprintf("-queued%d", bc.queued)
+		}
+		par := bc.par
 		b.Run(name, func(b *testing.B) {
 			tc := newTestCluster(b, []string{"n1:8"}, twoShares)
+			if bc.queued > 0 {
+				// Jobs that wait for GPUs (the one node is not attached):
+				// every scheduling pass considers them.
+				fillQueue(b, tc, bc.queued)
+			}
 			// The client's way to the socket (the temporary directories are private).
 			for _, d := range []string{tc.dir, filepath.Dir(tc.dir)} {
 				if err := os.Chmod(d, 0o755); err != nil {
@@ -50,15 +65,55 @@ func BenchmarkSubmitSocket(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			var before, after syscall.Rusage
+			w0, s0 := spoolWrites(b, tc.ctl)
 			syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 			benchSubmitClient(b, tc.sock, par, b.N)
 			syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 			b.StopTimer()
+			w1, s1 := spoolWrites(b, tc.ctl)
+			b.ReportMetric(float64(w1-w0)/float64(b.N), "commits/op")
+			if w1 > w0 {
+				b.ReportMetric((s1-s0)*1e6/float64(w1-w0), "µs/commit")
+			}
 			cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
 			b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "ctld-µs/op")
 			cs := after.Nvcsw + after.Nivcsw - before.Nvcsw - before.Nivcsw
 			b.ReportMetric(float64(cs)/float64(b.N), "ctxsw/op")
 		})
+	}
+}
+
+// spoolWrites reads the controller's spool write count and seconds from
+// its metrics (sharq_spool_write_seconds).
+func spoolWrites(b *testing.B, c *Controller) (uint64, float64) {
+	mfs, err := c.met.reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "sharq_spool_write_seconds" {
+			h := mf.GetMetric()[0].GetHistogram()
+			return h.GetSampleCount(), h.GetSampleSum()
+		}
+	}
+	b.Fatal("no sharq_spool_write_seconds")
+	return 0, 0
+}
+
+// fillQueue queues n one-GPU jobs of alice's, in batches on the loop.
+func fillQueue(b *testing.B, tc *testCluster, n int) {
+	id := Identity{UID: 1000, GID: 1000, User: "alice"}
+	spec := &api.SubmitSpec{Job: api.JobSpec{Name: "q", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}}
+	for done := 0; done < n; done += 1000 {
+		var e *api.Error
+		if err := tc.ctl.do(context.Background(), func() {
+			for i := done; i < min(done+1000, n) && e == nil; i++ {
+				_, e = tc.ctl.submit(id, spec)
+			}
+		}); err != nil || e != nil {
+			b.Fatal(err, e)
+		}
 	}
 }
 
