@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sharq-hpc/sharq/runtime"
@@ -29,8 +30,26 @@ func TestConformance(t *testing.T) {
 		return hostproc.New(node, hostproc.WithCgroupParent(parent), hostproc.WithLogger(slog.New(slog.DiscardHandler)))
 	}
 	probe := newRT("probe")
+	t.Cleanup(func() { probe.Close(); hostproc.RemoveCgroupParent(parent) })
 	if !probe.MemoryLimits() {
 		t.Log("no writable memory cgroup: the suite checks that memory limits are refused")
+	}
+	// As root, the memory path the kernel offers must be the one taken
+	// (cgroup v2's memory.max and clone3 into the cgroup, or v1's), not a
+	// silent fall back to refusing memory limits.
+	if os.Geteuid() == 0 {
+		mode, dir, why := kernelMemoryCgroup()
+		switch {
+		case mode == "":
+			t.Logf("memory cgroups: none for root here (%s)", why)
+		case !probe.MemoryLimits():
+			t.Fatalf("the kernel offers a writable cgroup %s memory controller at %s, but hostproc takes none", mode, dir)
+		default:
+			if _, err := os.Stat(filepath.Join(dir, parent)); err != nil {
+				t.Fatalf("hostproc's job cgroups are not under the cgroup %s memory controller: %v", mode, err)
+			}
+			t.Logf("memory cgroups: %s at %s", mode, dir)
+		}
 	}
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
@@ -40,5 +59,4 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
-	t.Cleanup(func() { probe.Close(); hostproc.RemoveCgroupParent(parent) })
 }
