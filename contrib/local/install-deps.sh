@@ -12,11 +12,14 @@
 #   prometheus         the dashboard and alert-rule tests scrape a real sharqctld
 #   snakemake          the workflow test runs Snakemake's cluster mode on sharq (image "host")
 #   faketime           a munged with its clock shifted, for rewound and expired credentials
+#   qemu-system-x86    runtime/hostproc's tests run once more in a virtual machine whose memory
+#                      cgroups are in the other mode (v2 on a v1 host, v1 on a v2 host), with
+#                      Debian's kernel unpacked (not installed) to /usr/local/lib/sharq/test-vmlinuz
 # Run as root. Installs nothing that is already there.
 set -euo pipefail
 pkgs=(containerd runc busybox-static util-linux munge iproute2)
 if [ "${1:-}" = --test ]; then
-  pkgs+=(postgresql-15 prometheus snakemake faketime)
+  pkgs+=(postgresql-15 prometheus snakemake faketime qemu-system-x86)
 fi
 need=()
 for p in "${pkgs[@]}"; do
@@ -32,4 +35,20 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+# The guest kernel for runtime/hostproc's virtual machine test: Debian's, from its package,
+# unpacked without installing it (no initramfs, no boot loader change).
+kernel=/usr/local/lib/sharq/test-vmlinuz
+if [ "${1:-}" = --test ] && [ ! -s "$kernel" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: need root to fetch the test kernel" >&2
+    exit 1
+  fi
+  pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  echo "install-deps: fetching $pkg for $kernel ..." >&2
+  dl=$(mktemp -d)
+  (cd "$dl" && apt-get download -qq "$pkg" 2>/dev/null)
+  dpkg-deb --fsys-tarfile "$dl"/*.deb | tar -x -C "$dl" --wildcards './boot/vmlinuz-*'
+  install -D -m 644 "$dl"/boot/vmlinuz-* "$kernel"
+  rm -rf "$dl"
 fi
