@@ -35,17 +35,25 @@ const benchClientUID = 4343
 // submission and µs/commit their mean duration. ns/op is the wall time per
 // submission with clients submitting one after another (seq) or from 16 at
 // once (par16); seq-queued10000 submits with 10,000 jobs waiting, which
-// every scheduling pass considers.
+// every scheduling pass considers; seq-gap2ms waits 2 ms before each
+// submission, about what starting a qsub process takes, so that the
+// controller falls idle between submissions as it does under a loop of
+// qsub processes (its threads park, the runtime's sysmon sleeps) and each
+// submission pays for waking it; its ns/op includes the gap.
 func BenchmarkSubmitSocket(b *testing.B) {
 	for _, bc := range []struct {
 		par, queued int
-	}{{1, 0}, {16, 0}, {1, 10000}} {
+		gap         time.Duration
+	}{{1, 0, 0}, {16, 0, 0}, {1, 10000, 0}, {1, 0, 2 * time.Millisecond}} {
 		name := "seq"
 		if bc.par > 1 {
 			name = fmt.Sprintf("par%d", bc.par)
 		}
 		if bc.queued > 0 {
 			name += fmt.Sprintf("-queued%d", bc.queued)
+		}
+		if bc.gap > 0 {
+			name += "-gap" + bc.gap.String()
 		}
 		par := bc.par
 		b.Run(name, func(b *testing.B) {
@@ -61,13 +69,13 @@ func BenchmarkSubmitSocket(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			benchSubmitClient(b, tc.sock, par, 50) // warm up: the first connections, the spool's log
+			benchSubmitClient(b, tc.sock, par, 50, bc.gap) // warm up: the first connections, the spool's log
 			b.ReportAllocs()
 			b.ResetTimer()
 			var before, after syscall.Rusage
 			w0, s0 := spoolWrites(b, tc.ctl)
 			syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-			benchSubmitClient(b, tc.sock, par, b.N)
+			benchSubmitClient(b, tc.sock, par, b.N, bc.gap)
 			syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 			b.StopTimer()
 			w1, s1 := spoolWrites(b, tc.ctl)
@@ -119,11 +127,12 @@ func fillQueue(b *testing.B, tc *testCluster, n int) {
 
 // benchSubmitClient runs n submissions from par connections at a time in a
 // child process and waits for it; the timer runs only while it submits.
-func benchSubmitClient(b *testing.B, sock string, par, n int) {
+func benchSubmitClient(b *testing.B, sock string, par, n int, gap time.Duration) {
 	b.Helper()
 	b.StopTimer()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSubmitBenchClient$")
-	cmd.Env = append(os.Environ(), "SHARQ_BENCH_CLIENT="+sock, fmt.Sprintf("SHARQ_BENCH_N=%d", n), fmt.Sprintf("SHARQ_BENCH_PAR=%d", par))
+	cmd.Env = append(os.Environ(), "SHARQ_BENCH_CLIENT="+sock, fmt.Sprintf("SHARQ_BENCH_N=%d", n), fmt.Sprintf("SHARQ_BENCH_PAR=%d", par),
+		"SHARQ_BENCH_GAP="+gap.String())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -165,8 +174,9 @@ func TestSubmitBenchClient(t *testing.T) {
 	}
 	n, err1 := strconv.Atoi(os.Getenv("SHARQ_BENCH_N"))
 	par, err2 := strconv.Atoi(os.Getenv("SHARQ_BENCH_PAR"))
-	if err1 != nil || err2 != nil || par < 1 {
-		fail(fmt.Errorf("bad SHARQ_BENCH_N/PAR: %v %v", err1, err2))
+	gap, err3 := time.ParseDuration(os.Getenv("SHARQ_BENCH_GAP"))
+	if err1 != nil || err2 != nil || err3 != nil || par < 1 {
+		fail(fmt.Errorf("bad SHARQ_BENCH_N/PAR/GAP: %v %v %v", err1, err2, err3))
 	}
 	if err := syscall.Setgid(benchClientUID); err != nil {
 		fail(err)
@@ -197,6 +207,9 @@ func TestSubmitBenchClient(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += par {
+				if gap > 0 {
+					time.Sleep(gap)
+				}
 				if err := benchSubmitOne(sock, line.Bytes()); err != nil {
 					errs <- err
 					return
