@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -117,4 +118,75 @@ func writeTemp(t *testing.T, path, doc string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestBlankComments: comment lines become empty lines, and only where the
+// TOML lexer would have read them as comments without a problem.
+func TestBlankComments(t *testing.T) {
+	const tq = `"""`
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"comments", "# a\n[cluster]\n  # b\nname = \"x\" # kept\n#c", "\n[cluster]\n\nname = \"x\" # kept\n"},
+		{"crlf", "# a\r\n[cluster]\r\n\t# b é\r\n", "\r\n[cluster]\r\n\r\n"},
+		{"in an array", "admins = [\n  # who\n  \"a\",\n]\n", "admins = [\n\n  \"a\",\n]\n"},
+		{"multi-line basic string", "motd = " + tq + "\n# text\n" + tq + "\n# c\n", ""},
+		{"multi-line literal string", "motd = '''\n# text\n'''\n", ""},
+		{"control character", "# a\x01\n# b\n", ""},
+		{"delete", "# a\x7f\n", ""},
+		{"lone carriage return", "# a\rb\n", ""},
+		{"carriage return at the end", "# a\r", ""},
+		{"invalid UTF-8", "# \xff\n", ""},
+		{"no comment", "[cluster]\nname = \"x\"\n", "[cluster]\nname = \"x\"\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if want == "" {
+				want = tc.in // unchanged
+			}
+			if got := string(blankComments([]byte(tc.in))); got != want {
+				t.Errorf("blankComments(%q) = %q, want %q", tc.in, got, want)
+			}
+		})
+	}
+}
+
+// FuzzBlankComments: the [cluster] part with its comment lines blanked
+// reads as the part itself (the same cluster, or a problem in both), and
+// every line keeps its number.
+func FuzzBlankComments(f *testing.F) {
+	example, err := os.ReadFile("../contrib/examples/cluster.toml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{
+		string(example),
+		"# a\n[cluster]\nname = \"x\" # n\n# b\n[runtime]\n",
+		"[cluster]\nname = \"x\"\nadmins = [\n# c\n\"a\"]\n[runtime]\n",
+		"[cluster]\nname = \"x\"\nmunge_socket = \"\"\"\n# not a comment\n\"\"\"\n[runtime]\n",
+		"[cluster]\nname = 'x'''\n# c\n[runtime]\n",
+		"[cluster]\nname =\n# c\n\"x\"\n[runtime]\n",
+		"[cluster]\nname = \"x\"\n# \x00\n[runtime]\n",
+		"[cluster]\r\nname = \"x\"\r\n# c\r\n[runtime]\r\n",
+		"[cluster]\nname = \"x\"\n# c\r[runtime]\n",
+		"[cluster]\nname = { a = 1,\n# c\n}\n[runtime]\n",
+		"[cluster\n# c\n]\nname = \"x\"\n[runtime]\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		part, _ := clusterPart([]byte(doc))
+		blanked := blankComments(part)
+		if got, want := bytes.Count(blanked, []byte("\n")), bytes.Count(part, []byte("\n")); got != want {
+			t.Fatalf("%q: %d lines blanked, %d before", doc, got, want)
+		}
+		got, errGot := loadCluster("c.toml", blanked)
+		want, errWant := loadCluster("c.toml", part)
+		switch {
+		case (errGot == nil) != (errWant == nil):
+			t.Fatalf("%q: blanked %q: %v; as it is: %v", doc, blanked, errGot, errWant)
+		case errGot == nil && !reflect.DeepEqual(got, want):
+			t.Fatalf("%q: blanked: %+v; as it is: %+v", doc, got, want)
+		}
+	})
 }
