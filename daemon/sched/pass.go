@@ -103,15 +103,15 @@ func (s *Scheduler) pass(p *partition) {
 	borrowed := false
 
 	// Phase 1: within quota.
-	h := shareHeap{key: func(sh *share) heapKey { return heapKey{seq: sh.cur.job().Seq} }}
+	h := newShareHeap(func(sh *share) heapKey { return heapKey{seq: sh.cur.job().Seq} })
 	for _, sh := range scan {
 		if s.next1(sh) {
 			h.add(sh)
 		}
 	}
 	h.init()
-	for len(h.items) > 0 {
-		sh := h.items[0]
+	for h.len() > 0 {
+		sh := h.top()
 		j := sh.cur.job()
 		if sh.usage()+j.total() > sh.quota() {
 			s.reserveHead(p, sh, j)
@@ -130,7 +130,7 @@ func (s *Scheduler) pass(p *partition) {
 			}
 		}
 		if s.next1(sh) {
-			h.fix(0)
+			h.fixTop()
 		} else {
 			h.pop()
 		}
@@ -142,21 +142,22 @@ func (s *Scheduler) pass(p *partition) {
 
 	// Phase 2: borrowing; under fair share the share with the lowest fair
 	// key first (fairshare.go), else by submission order.
-	h = shareHeap{key: func(sh *share) heapKey { return heapKey{seq: s.cand2(sh).Seq} }}
+	key2 := func(sh *share) heapKey { return heapKey{seq: s.cand2(sh).Seq} }
 	if s.cfg.FairShare {
-		h.key = func(sh *share) heapKey {
+		key2 = func(sh *share) heapKey {
 			j := s.cand2(sh)
 			return heapKey{fair: s.fairKey(sh) - s.waitCredit(sh, j), seq: j.Seq}
 		}
 	}
+	h = newShareHeap(key2)
 	for _, sh := range scan {
 		if s.next2(sh) {
 			h.add(sh)
 		}
 	}
 	h.init()
-	for len(h.items) > 0 {
-		sh := h.items[0]
+	for h.len() > 0 {
+		sh := h.top()
 		j := s.cand2(sh)
 		fromCursor := sh.candPos >= len(sh.cands)
 		started := s.tryBorrow(p, sh, j, &borrowed)
@@ -171,7 +172,7 @@ func (s *Scheduler) pass(p *partition) {
 			}
 		}
 		if s.next2(sh) {
-			h.fix(0)
+			h.fixTop()
 		} else {
 			h.pop()
 		}
@@ -551,12 +552,17 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 	return false
 }
 
-// shareHeap orders shares by the key of their current candidate (cached:
-// only the top share's candidate changes).
+// shareHeap orders shares by the key of their current candidate (cached in
+// the heap: only the top share's candidate changes, and fixTop reads its
+// key again).
 type shareHeap struct {
-	items []*share
-	keys  []heapKey
-	key   func(*share) heapKey
+	h   minHeap[keyedShare]
+	key func(*share) heapKey
+}
+
+type keyedShare struct {
+	sh  *share
+	key heapKey
 }
 
 // heapKey orders shares in a pass: by fair key (phase 2 under fair share),
@@ -566,58 +572,30 @@ type heapKey struct {
 	seq  uint64
 }
 
-func (h *shareHeap) add(sh *share) {
-	h.items = append(h.items, sh)
-	h.keys = append(h.keys, h.key(sh))
+func newShareHeap(key func(*share) heapKey) shareHeap {
+	return shareHeap{key: key}
 }
 
-func (h *shareHeap) less(a, b int) bool {
-	if x, y := h.keys[a], h.keys[b]; x != y {
+// less orders by key, then by share (config order).
+func (a keyedShare) less(b keyedShare) bool {
+	if x, y := a.key, b.key; x != y {
 		if x.fair != y.fair {
 			return x.fair < y.fair
 		}
 		return x.seq < y.seq
 	}
-	return h.items[a].idx < h.items[b].idx
+	return a.sh.idx < b.sh.idx
 }
 
-func (h *shareHeap) init() {
-	for i := len(h.items)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
+// add adds sh with its key; init orders what was added.
+func (h *shareHeap) add(sh *share) { h.h.add(keyedShare{sh: sh, key: h.key(sh)}) }
+func (h *shareHeap) init()         { h.h.init() }
+func (h *shareHeap) len() int      { return h.h.len() }
+func (h *shareHeap) top() *share   { return h.h.top().sh }
+func (h *shareHeap) pop()          { h.h.pop() }
 
-// fix re-reads the top share's key.
-func (h *shareHeap) fix(i int) {
-	h.keys[i] = h.key(h.items[i])
-	h.down(i)
-}
-
-func (h *shareHeap) pop() {
-	n := len(h.items) - 1
-	h.items[0], h.keys[0] = h.items[n], h.keys[n]
-	h.items, h.keys = h.items[:n], h.keys[:n]
-	if n > 0 {
-		h.down(0)
-	}
-}
-
-func (h *shareHeap) down(i int) {
-	n := len(h.items)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h.items[i], h.items[m] = h.items[m], h.items[i]
-		h.keys[i], h.keys[m] = h.keys[m], h.keys[i]
-		i = m
-	}
+// fixTop reads the top share's key again.
+func (h *shareHeap) fixTop() {
+	h.h.items[0].key = h.key(h.h.items[0].sh)
+	h.h.fix(0)
 }

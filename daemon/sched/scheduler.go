@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"container/heap"
 	"fmt"
 	"maps"
 	"sort"
@@ -22,8 +21,8 @@ type Scheduler struct {
 	jobs       map[JobID]*job
 	outcomes   map[JobID]outcome
 	waiters    map[JobID][]*job
-	orphanSubs map[JobID][]*job // subjobs restored before their array
-	begin      beginHeap
+	orphanSubs map[JobID][]*job    // subjobs restored before their array
+	begin      minHeap[beginEntry] // jobs waiting for their NotBefore time
 	notifyQ    []notice
 
 	reasonLog []*job
@@ -121,8 +120,8 @@ func (s *Scheduler) Schedule(now time.Time) Plan {
 	s.now = now
 	s.gen++
 	s.accrue(now)
-	for len(s.begin) > 0 && !s.begin[0].at.After(now) {
-		e := heap.Pop(&s.begin).(beginEntry)
+	for s.begin.len() > 0 && !s.begin.top().at.After(now) {
+		e := s.begin.pop()
 		j := e.j
 		if !j.gone && j.state == Pending && !j.timeOK && j.NotBefore.Equal(e.at) {
 			j.timeOK = true
@@ -293,8 +292,8 @@ func (s *Scheduler) startRetries(j *job) int {
 // job waits for one. It may be early (the job left or changed its time
 // since), never late.
 func (s *Scheduler) NextWake() (t time.Time, ok bool) {
-	if len(s.begin) > 0 {
-		t, ok = s.begin[0].at, true
+	if s.begin.len() > 0 {
+		t, ok = s.begin.top().at, true
 	}
 	for _, p := range s.parts {
 		if !p.fairWake.IsZero() && (!ok || p.fairWake.Before(t)) {
@@ -304,38 +303,28 @@ func (s *Scheduler) NextWake() (t time.Time, ok bool) {
 	return t, ok
 }
 
-// beginHeap orders jobs waiting for their NotBefore time.
+// beginEntry is a job waiting for its NotBefore time (Scheduler.begin).
 type beginEntry struct {
 	at  time.Time
 	seq uint64
 	j   *job
 }
 
-type beginHeap []beginEntry
-
-func (h beginHeap) Len() int { return len(h) }
-func (h beginHeap) Less(a, b int) bool {
-	if !h[a].at.Equal(h[b].at) {
-		return h[a].at.Before(h[b].at)
+// less orders begin entries by time, then Seq, then job id.
+func (a beginEntry) less(b beginEntry) bool {
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
 	}
-	if h[a].seq != h[b].seq {
-		return h[a].seq < h[b].seq
+	if a.seq != b.seq {
+		return a.seq < b.seq
 	}
-	return h[a].j.ID < h[b].j.ID
-}
-func (h beginHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *beginHeap) Push(x any)   { *h = append(*h, x.(beginEntry)) }
-func (h *beginHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+	return a.j.ID < b.j.ID
 }
 
 func (s *Scheduler) setNotBefore(j *job) {
 	j.timeOK = j.NotBefore.IsZero()
 	if !j.timeOK {
-		heap.Push(&s.begin, beginEntry{at: j.NotBefore, seq: j.Seq, j: j})
+		s.begin.push(beginEntry{at: j.NotBefore, seq: j.Seq, j: j})
 	}
 }
 

@@ -63,14 +63,15 @@ type ucur struct {
 	uq    *userQueue
 	c     cursor
 	key   float64 // the user's fair key (fair merges only)
+	fair  bool    // the cursor's fair, for less
 	marks int     // jobs given a user limit's reason in this pass
 }
 
 // mcursor walks a share's queue in merged order; the queue must not change
 // meanwhile.
 type mcursor struct {
-	h     []*ucur
-	pool  []ucur // what h points into
+	h     minHeap[*ucur] // the users with jobs left, by their current job
+	pool  []ucur         // what h points into
 	fair  bool
 	stale bool // a start changed some user's key: recompute them all
 }
@@ -80,7 +81,7 @@ type mcursor struct {
 func (s *Scheduler) firstCursor(sh *share) {
 	m := &sh.cur
 	m.fair, m.stale = s.cfg.FairShare && sh.cfg.FairShareUsers && sh.q.perUser, false
-	m.h = m.h[:0]
+	m.h.clear()
 	if n := len(sh.q.byUser); cap(m.pool) < n {
 		m.pool = make([]ucur, n)
 	}
@@ -90,63 +91,58 @@ func (s *Scheduler) firstCursor(sh *share) {
 		if !c.valid() {
 			continue
 		}
-		m.pool = append(m.pool, ucur{uq: uq, c: c})
+		m.pool = append(m.pool, ucur{uq: uq, c: c, fair: m.fair})
 		u := &m.pool[len(m.pool)-1]
 		if m.fair {
 			u.key = s.userKey(sh, uq.user)
 		}
-		m.h = append(m.h, u)
+		m.h.add(u)
 	}
-	m.init()
+	m.h.init()
 }
 
-func (m *mcursor) valid() bool { return len(m.h) > 0 }
-func (m *mcursor) job() *job   { return m.h[0].c.job() }
-func (m *mcursor) top() *ucur  { return m.h[0] }
+func (m *mcursor) valid() bool { return m.h.len() > 0 }
+func (m *mcursor) job() *job   { return m.h.top().c.job() }
+func (m *mcursor) top() *ucur  { return m.h.top() }
 
 // next moves past the current job.
 func (m *mcursor) next() {
-	t := m.h[0]
+	t := m.h.top()
 	t.c.next()
 	if !t.c.valid() {
 		m.dropTop()
 		return
 	}
-	m.down(0)
+	m.h.fix(0)
 }
 
 // dropTop passes over the rest of the current user's jobs.
-func (m *mcursor) dropTop() {
-	n := len(m.h) - 1
-	m.h[0] = m.h[n]
-	m.h = m.h[:n]
-	if n > 0 {
-		m.down(0)
-	}
-}
+func (m *mcursor) dropTop() { m.h.pop() }
 
 // refix re-reads the users' fair keys after starts: the current user's,
 // or every user's when a job of another user started.
 func (s *Scheduler) refix(sh *share) {
 	m := &sh.cur
-	if !m.fair || len(m.h) == 0 {
+	if !m.fair || m.h.len() == 0 {
 		return
 	}
 	if m.stale {
 		m.stale = false
-		for _, u := range m.h {
+		for _, u := range m.h.items {
 			u.key = s.userKey(sh, u.uq.user)
 		}
-		m.init()
+		m.h.init()
 		return
 	}
-	m.h[0].key = s.userKey(sh, m.h[0].uq.user)
-	m.down(0)
+	t := m.h.top()
+	t.key = s.userKey(sh, t.uq.user)
+	m.h.fix(0)
 }
 
-func (m *mcursor) less(a, b *ucur) bool {
+// less orders the users of a merged cursor by their current jobs.
+func (a *ucur) less(b *ucur) bool {
 	x, y := a.c.job(), b.c.job()
-	if m.fair {
+	if a.fair {
 		if x.Priority != y.Priority {
 			return x.Priority > y.Priority
 		}
@@ -155,29 +151,4 @@ func (m *mcursor) less(a, b *ucur) bool {
 		}
 	}
 	return queueLess(x, y)
-}
-
-func (m *mcursor) init() {
-	for i := len(m.h)/2 - 1; i >= 0; i-- {
-		m.down(i)
-	}
-}
-
-func (m *mcursor) down(i int) {
-	n := len(m.h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		c := l
-		if r := l + 1; r < n && m.less(m.h[r], m.h[l]) {
-			c = r
-		}
-		if !m.less(m.h[c], m.h[i]) {
-			return
-		}
-		m.h[i], m.h[c] = m.h[c], m.h[i]
-		i = c
-	}
 }
