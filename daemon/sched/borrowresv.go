@@ -45,7 +45,7 @@ func (s *Scheduler) reserveExtra(p *partition, sh *share, j *job, b int) bool {
 		return false
 	}
 	own := sh.resv != nil && sh.resv.j == j
-	res := s.reserveFor(p, j, true)
+	res := s.reserveFor(p, j, mustBorrow)
 	if res == nil {
 		return false
 	}

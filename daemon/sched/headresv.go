@@ -50,7 +50,7 @@ func (s *Scheduler) reserveHead(p *partition, sh *share, j *job) {
 			return
 		}
 	}
-	res := s.reserveFrom(p, j, false, nb)
+	res := s.reserveFrom(p, j, withinQuota, nb)
 	if res == nil {
 		return
 	}
@@ -119,7 +119,7 @@ func (s *Scheduler) keepSticky(p *partition) {
 	}
 	sh := j.share
 	own := sh.resv != nil && sh.resv.j == j
-	res := s.reserveFor(p, j, true)
+	res := s.reserveFor(p, j, mustBorrow)
 	if res == nil {
 		p.bsticky = nil
 		return

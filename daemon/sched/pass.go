@@ -362,10 +362,10 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	fitsPool := sh.reserve() || g+rq <= p.slack()
 	wouldDelay := false
 	if fitsPool {
-		allocs, nodes, ok, masked := s.placeBF(p, j, false)
+		allocs, nodes, ok, masked := s.placeBF(p, j, withinQuota)
 		if ok {
 			s.started(sh, j)
-			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, false) })
+			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, withinQuota) })
 			s.start(j, allocs, nodes)
 			return true
 		}
@@ -409,7 +409,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		// (or when it cannot be computed: jobs without walltime), no
 		// later job of its share starts before it.
 		if s.cfg.Backfill {
-			if res := s.reserveFor(p, j, false); res != nil {
+			if res := s.reserveFor(p, j, withinQuota); res != nil {
 				sh.resv, sh.resvQ = res, g
 				return false
 			}
@@ -480,14 +480,14 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 		s.blocked(sh, j, r)
 		return false
 	default:
-		allocs, nodes, ok, masked := s.placeBF(p, j, true)
+		allocs, nodes, ok, masked := s.placeBF(p, j, mustBorrow)
 		if ok {
 			if sh.resv != nil && sh.resv.j == j {
 				sh.reservedQ -= sh.resvQ // it takes its headroom now
 				sh.resvQ = 0
 			}
 			s.started(sh, j)
-			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, true) })
+			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, mustBorrow) })
 			s.start(j, allocs, nodes)
 			*borrowed = true
 			return true
@@ -523,7 +523,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 					s.unreserve(old.j)
 				}
 				own := sh.resv != nil && sh.resv.j == j
-				if res := s.reserveFor(p, j, true); res != nil {
+				if res := s.reserveFor(p, j, mustBorrow); res != nil {
 					p.bresv = res
 					sh.resvB = b
 					if s.cfg.FairShare {

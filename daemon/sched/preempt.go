@@ -387,7 +387,7 @@ func (se *search) finalOK() bool {
 // (keepOff).
 func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (nominated, masked bool) {
 	fair := mode == searchFair
-	if masked = s.buildMasks(p, j, sh.usage()+j.total() > sh.quota()); masked {
+	if masked = s.buildMasks(p, j, needOf(sh, j)); masked {
 		s.masking = true
 		defer func() { s.masking = false }()
 	}
@@ -650,7 +650,7 @@ func (s *Scheduler) nominate(se *search) bool {
 	}
 	var keep func(*reservation) bool // reclaim comes first
 	if se.fair() {
-		keep = func(r *reservation) bool { return s.binds(r, j, true) }
+		keep = func(r *reservation) bool { return s.binds(r, j, mustBorrow) }
 	}
 	s.overtake(j, nm.nodes, nm.allocs, keep)
 	for k, n := range nm.nodes {

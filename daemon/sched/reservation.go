@@ -219,11 +219,26 @@ func (s *Scheduler) dropScanned(p *partition, full bool) {
 	}
 }
 
-// binds says whether reservation r is ahead of x (borrowing: x needs to
-// borrow), so that x may not delay it. Under fair share the borrowers'
-// order is not submission order: the reserved borrower, whose turn it was,
-// is ahead of every other.
-func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
+// quotaNeed says whether a job is tried within its share's quota or must
+// borrow beyond it: reservations bind the two differently (binds), and a
+// borrower's reservation binds differently from others.
+type quotaNeed bool
+
+const (
+	withinQuota quotaNeed = false
+	mustBorrow  quotaNeed = true
+)
+
+// needOf is what j of sh needs to start now.
+func needOf(sh *share, j *job) quotaNeed {
+	return sh.usage()+j.total() > sh.quota()
+}
+
+// binds says whether reservation r is ahead of x, which needs what need
+// says, so that x may not delay it. Under fair share the borrowers' order
+// is not submission order: the reserved borrower, whose turn it was, is
+// ahead of every other.
+func (s *Scheduler) binds(r *reservation, x *job, need quotaNeed) bool {
 	if r.j == x {
 		return false
 	}
@@ -234,7 +249,7 @@ func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
 		return false
 	}
 	if r.borrow {
-		if !borrowing {
+		if need != mustBorrow {
 			return false
 		}
 		if r.extra {
@@ -245,7 +260,7 @@ func (s *Scheduler) binds(r *reservation, x *job, borrowing bool) bool {
 	if x.share == r.j.share {
 		return queueLess(r.j, x)
 	}
-	return borrowing || seqBefore(r.j, x)
+	return need == mustBorrow || seqBefore(r.j, x)
 }
 
 // job is r's job; nil for no reservation.
@@ -295,8 +310,8 @@ func (s *Scheduler) headroomB(sh *share, j *job) int {
 // placeBF is place for a job the partition's reservations may bind: it
 // keeps off the GPUs, CPUs and memory of every reservation ahead of j
 // whose start j would still be running at. masked says whether any did.
-func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Alloc, nodes []*node, ok, masked bool) {
-	if s.buildSoftMasks(p, j, borrowing) {
+func (s *Scheduler) placeBF(p *partition, j *job, need quotaNeed) (allocs []Alloc, nodes []*node, ok, masked bool) {
+	if s.buildSoftMasks(p, j, need) {
 		// Keep off the reservations that do not bind it too, when it
 		// can: a reservation it does not have to honour is not run
 		// into (dropped and moved later) for nothing.
@@ -307,7 +322,7 @@ func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Allo
 			return allocs, nodes, true, false
 		}
 	}
-	if !s.buildMasks(p, j, borrowing) {
+	if !s.buildMasks(p, j, need) {
 		allocs, nodes, ok = s.place(p, j)
 		return allocs, nodes, ok, false
 	}
@@ -320,14 +335,14 @@ func (s *Scheduler) placeBF(p *partition, j *job, borrowing bool) (allocs []Allo
 // buildSoftMasks marks on the nodes, as buildMasks does, every reservation
 // but j's own whose start j would still be running at, when some of them
 // does not bind j; false (nothing marked) otherwise.
-func (s *Scheduler) buildSoftMasks(p *partition, j *job, borrowing bool) bool {
+func (s *Scheduler) buildSoftMasks(p *partition, j *job, need quotaNeed) bool {
 	if len(p.resvs) == 0 {
 		return false
 	}
 	end := s.endFrom(j, s.now)
 	soft := false
 	for _, r := range p.resvs {
-		if r.j != j && r.start.Before(end) && !s.binds(r, j, borrowing) {
+		if r.j != j && r.start.Before(end) && !s.binds(r, j, need) {
 			soft = true
 			break
 		}
@@ -361,7 +376,7 @@ func (s *Scheduler) maskResv(r *reservation) {
 // buildMasks marks on the nodes (for maskGen) the GPUs, CPUs and memory of
 // the reservations ahead of j whose start j would still be running at;
 // false when there are none.
-func (s *Scheduler) buildMasks(p *partition, j *job, borrowing bool) bool {
+func (s *Scheduler) buildMasks(p *partition, j *job, need quotaNeed) bool {
 	if len(p.resvs) == 0 {
 		return false
 	}
@@ -369,7 +384,7 @@ func (s *Scheduler) buildMasks(p *partition, j *job, borrowing bool) bool {
 	s.maskGen++
 	masked := false
 	for _, r := range p.resvs {
-		if !r.start.Before(end) || !s.binds(r, j, borrowing) {
+		if !r.start.Before(end) || !s.binds(r, j, need) {
 			continue
 		}
 		masked = true
@@ -427,14 +442,14 @@ func (s *Scheduler) roomOn(n *node) (int, int64) {
 	return c, m
 }
 
-// reserveFor computes a reservation for j and keeps it; nil when some node
-// j needs is never expected free.
-func (s *Scheduler) reserveFor(p *partition, j *job, borrow bool) *reservation {
-	return s.reserveFrom(p, j, borrow, s.now)
+// reserveFor computes a reservation for j and keeps it (a borrower's when
+// need is mustBorrow); nil when some node j needs is never expected free.
+func (s *Scheduler) reserveFor(p *partition, j *job, need quotaNeed) *reservation {
+	return s.reserveFrom(p, j, need, s.now)
 }
 
 // reserveFrom is reserveFor for a start not before nb.
-func (s *Scheduler) reserveFrom(p *partition, j *job, borrow bool, nb time.Time) *reservation {
+func (s *Scheduler) reserveFrom(p *partition, j *job, need quotaNeed, nb time.Time) *reservation {
 	s.unreserve(j)
 	k := j.Nodes
 	best := make([]resvCand, 0, k) // the k earliest, by time then node order
@@ -479,7 +494,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, borrow bool, nb time.Time)
 	}
 	g := j.GPUsPerNode
 	s.resvRank++
-	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: borrow, rank: s.resvRank}
+	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: need == mustBorrow, rank: s.resvRank}
 	for _, c := range best {
 		rel := s.relWith(c.n)
 		var busy, free gpuSet
