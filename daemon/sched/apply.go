@@ -536,7 +536,7 @@ func (s *Scheduler) dependencyOutcome(e DependencyOutcome) error {
 	if _, ok := s.jobs[e.ID]; ok {
 		return fmt.Errorf("%w: job %s is still in the core", ErrInvalid, e.ID)
 	}
-	s.outcomes[e.ID] = makeOutcome(e.ExitStatus, e.Started, e.Cancelled, e.Failed)
+	s.outcomes[e.ID] = outcome{exit: int32(e.ExitStatus), started: e.Started, cancelled: e.Cancelled, failed: e.Failed}
 	s.notify(e.ID, true)
 	return nil
 }

@@ -88,7 +88,7 @@ func (s *Scheduler) checkArrayDone(p *job) {
 		exit = 1
 	}
 	s.plan.Finished = append(s.plan.Finished, p.ID)
-	s.finish(p, makeOutcome(exit, p.everStarted, p.cancelled, false))
+	s.finish(p, outcome{exit: int32(exit), started: p.everStarted, cancelled: p.cancelled})
 }
 
 // noIndexLeft handles an array entry with no index left to start: it

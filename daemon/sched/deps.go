@@ -5,35 +5,15 @@ import "fmt"
 // outcome is how a job that left the core ended; the core keeps one per job
 // it has seen end so that dependencies on it resolve.
 type outcome struct {
-	exit  int32
-	flags uint8
+	exit      int32 // its exit status (PBS: code, or 256+signal)
+	started   bool  // it ran at some time
+	cancelled bool
+	failed    bool
 }
-
-const (
-	outStarted uint8 = 1 << iota
-	outCancelled
-	outFailed
-)
-
-func (o outcome) started() bool { return o.flags&outStarted != 0 }
 
 // ok says whether the job succeeded: it ran and exited with 0.
 func (o outcome) ok() bool {
-	return o.flags&outStarted != 0 && o.flags&(outCancelled|outFailed) == 0 && o.exit == 0
-}
-
-func makeOutcome(exit int, started, cancelled, failed bool) outcome {
-	o := outcome{exit: int32(exit)}
-	if started {
-		o.flags |= outStarted
-	}
-	if cancelled {
-		o.flags |= outCancelled
-	}
-	if failed {
-		o.flags |= outFailed
-	}
-	return o
+	return o.started && !o.cancelled && !o.failed && o.exit == 0
 }
 
 // notice says a job started (after deps may resolve) or ended.
@@ -100,7 +80,7 @@ func (s *Scheduler) depStatus(d Dep) (sat, never, unknown bool) {
 	case AfterAny:
 		return true, false, false
 	default: // After
-		return o.started(), !o.started(), false
+		return o.started, !o.started, false
 	}
 }
 

@@ -99,7 +99,7 @@ func (s *Scheduler) leavePending(j *job) {
 		for _, sj := range s.pendingSubs(j) {
 			s.leavePending(sj)
 			s.plan.Finished = append(s.plan.Finished, sj.ID)
-			s.finish(sj, makeOutcome(0, sj.everStarted, true, false))
+			s.finish(sj, outcome{started: sj.everStarted, cancelled: true})
 		}
 	}
 }
@@ -123,7 +123,7 @@ func (s *Scheduler) failPending(j *job, r Reason) {
 	s.leavePending(j)
 	j.state = Pending
 	s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
-	s.finish(j, makeOutcome(0, j.everStarted, false, true))
+	s.finish(j, outcome{started: j.everStarted, failed: true})
 }
 
 // cancelPending removes a pending entry at the user's request.
@@ -135,7 +135,7 @@ func (s *Scheduler) cancelPending(j *job) {
 		}
 	}
 	s.plan.Finished = append(s.plan.Finished, j.ID)
-	s.finish(j, makeOutcome(0, j.everStarted, true, false))
+	s.finish(j, outcome{started: j.everStarted, cancelled: true})
 }
 
 // stopCause says why a job's processes are gone, for what its requeue
@@ -159,12 +159,12 @@ func (s *Scheduler) stopped(j *job, exit int, cause stopCause) {
 	s.unhold(j)
 	if wasCancelled {
 		s.plan.Finished = append(s.plan.Finished, j.ID)
-		s.finish(j, makeOutcome(exit, true, true, false))
+		s.finish(j, outcome{exit: int32(exit), started: true, cancelled: true})
 		return
 	}
 	if !preempted {
 		s.plan.Finished = append(s.plan.Finished, j.ID)
-		s.finish(j, makeOutcome(exit, true, false, false))
+		s.finish(j, outcome{exit: int32(exit), started: true})
 		return
 	}
 	s.requeue(j, cause)
@@ -194,7 +194,7 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 		}
 		if limit != Unlimited && *n > limit {
 			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
-			s.finish(j, makeOutcome(0, true, false, true))
+			s.finish(j, outcome{started: true, failed: true})
 			return
 		}
 		s.plan.Requeued = append(s.plan.Requeued, j.ID)
@@ -229,7 +229,7 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	}
 	nm.victims = nil
 	s.shareAdd(j.share, 0, 0, -j.total())
-	s.userAdd(j, -1, j.total(), true)
+	s.userAdd(j, -1, j.total(), userNominated)
 	j.nom = nil
 	for i, x := range p.noms {
 		if x == nm {
@@ -298,7 +298,7 @@ func (s *Scheduler) startNominated(p *partition) {
 			}
 		}
 		s.shareAdd(j.share, 0, 0, -j.total())
-		s.userAdd(j, -1, j.total(), true)
+		s.userAdd(j, -1, j.total(), userNominated)
 		j.nom = nil
 		p.noms = append(p.noms[:i], p.noms[i+1:]...)
 		s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first

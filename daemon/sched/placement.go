@@ -217,7 +217,7 @@ func (s *Scheduler) hold(j *job) {
 	}
 	j.runIdx = len(j.share.running)
 	j.share.running = append(j.share.running, j)
-	s.userAdd(j, +1, j.gpuN, false)
+	s.userAdd(j, +1, j.gpuN, userHeld)
 }
 
 // unhold frees j's allocations (nodes are refreshed) and uncounts its GPUs.
@@ -256,7 +256,7 @@ func (s *Scheduler) unhold(j *job) {
 	} else {
 		s.shareAdd(j.share, -j.gpuN, 0, 0)
 	}
-	s.userAdd(j, -1, j.gpuN, false)
+	s.userAdd(j, -1, j.gpuN, userHeld)
 	if p := s.parentOf(j); p != nil {
 		p.arr.running = removeJob(p.arr.running, j)
 	}

@@ -687,7 +687,7 @@ func (s *Scheduler) nominate(se *search) bool {
 		s.nodeRefresh(n)
 	}
 	s.shareAdd(sh, 0, 0, j.total())
-	s.userAdd(j, +1, j.total(), true)
+	s.userAdd(j, +1, j.total(), userNominated)
 	j.nom = nm
 	p.noms = append(p.noms, nm)
 	s.queueRemove(j)

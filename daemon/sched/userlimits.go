@@ -33,15 +33,23 @@ func (sh *share) userOf(name string) *userState {
 	return u
 }
 
-// userAdd counts a job's GPUs (and the job) for its user: held (nom false)
-// or nominated.
-func (s *Scheduler) userAdd(j *job, sign int, gpus int, nom bool) {
+// userCount is which of a user's counts userAdd changes.
+type userCount uint8
+
+const (
+	userHeld      userCount = iota // jobs holding GPUs, and their GPUs
+	userNominated                  // preemptors' nominations, and their GPUs
+)
+
+// userAdd counts (sign +1) or uncounts (sign -1) a job and gpus of its
+// GPUs for its user, as held or nominated.
+func (s *Scheduler) userAdd(j *job, sign int, gpus int, c userCount) {
 	sh := j.share
 	if sh == nil {
 		return
 	}
 	u := sh.userOf(j.User)
-	if nom {
+	if c == userNominated {
 		u.nomJobs += sign
 		u.nomGPUs += sign * gpus
 	} else {
