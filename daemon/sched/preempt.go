@@ -204,16 +204,30 @@ func gpusOn(v *job, n *node) (int, int, int64) {
 // fair says whether the search is a fair-share preemption.
 func (se *search) fair() bool { return se.mode == searchFair }
 
+// canTake says whether the rules let the search take candidate i besides
+// the victims taken so far.
 func (se *search) canTake(i int) bool {
-	v := se.cands[i]
+	return se.takeOK(se.cands[i], se.by[se.cands[i].share])
+}
+
+// canTakeFresh is canTake for a search with nothing taken yet.
+func (se *search) canTakeFresh(i int) bool {
+	return se.takeOK(se.cands[i], 0)
+}
+
+// takeOK says whether victim v may be taken when taken GPUs of its share
+// are taken already: its share must stay over its quota (reclaim), or
+// beyond it borrowing at least final per weight (fair share); the
+// preemptor's own share's jobs (in-share) always may.
+func (se *search) takeOK(v *job, taken int) bool {
 	if se.fair() {
-		return fairVictimOK(v.share, se.by[v.share]+v.gpuN, se.final)
+		return fairVictimOK(v.share, taken+v.gpuN, se.final)
 	}
 	if v.share == se.sh {
 		return true
 	}
 	x := v.share
-	return x.eff()-se.by[x] > x.quota()
+	return x.eff()-taken > x.quota()
 }
 
 func (se *search) take(i int) {
@@ -320,17 +334,9 @@ func (se *search) evalNode(n *node, onNode []int) (cost, []int, bool) {
 			}
 		}
 	}
-	c := cost{maxPrio: -1, pidx: n.pidx}
+	c := se.costOf(local)
+	c.pidx = n.pidx
 	for _, i := range local {
-		v := se.cands[i]
-		if v.share == se.sh {
-			c.inShare++
-		}
-		c.maxPrio = max(c.maxPrio, v.Priority)
-		c.count++
-		c.gpus += v.gpuN
-		c.prior += v.Preemptions
-		c.rank = max(c.rank, i)
 		se.untake(i)
 	}
 	return c, local, ok
@@ -526,15 +532,6 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 // candidate victim spanning several nodes).
 const maxSeeds = 8
 
-// canTakeFresh is canTake for a search with nothing taken yet.
-func (se *search) canTakeFresh(i int) bool {
-	v := se.cands[i]
-	if se.fair() {
-		return fairVictimOK(v.share, v.gpuN, se.final)
-	}
-	return v.share == se.sh || v.share.eff() > v.share.quota()
-}
-
 // pickNodes chooses the job's nodes, the cheapest node (victims beyond
 // those taken) each time; false when too few nodes can hold it.
 func (se *search) pickNodes(nodes []*node, byNode map[*node][]int) bool {
@@ -565,9 +562,12 @@ func (se *search) pickNodes(nodes []*node, byNode map[*node][]int) bool {
 }
 
 // setCost is the cost of the whole selection (node order does not count).
-func (se *search) setCost() cost {
+func (se *search) setCost() cost { return se.costOf(se.sel) }
+
+// costOf is the cost of victims sel (candidate indices), node order 0.
+func (se *search) costOf(sel []int) cost {
 	c := cost{maxPrio: -1}
-	for _, i := range se.sel {
+	for _, i := range sel {
 		v := se.cands[i]
 		if v.share == se.sh {
 			c.inShare++
