@@ -214,23 +214,14 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 // the victims go on exiting, their GPUs spare for the next preemptor.
 func (s *Scheduler) releaseNom(nm *nomination) {
 	j, p := nm.j, nm.part
-	for i, n := range nm.nodes {
-		n.nominated = n.nominated.andNot(setOf(nm.allocs[i].GPUs))
-		rc, rm := n.reqOn(j)
-		n.nomCPU -= rc
-		n.nomMem -= rm
-		if j.Exclusive {
-			n.exclNom--
-		}
+	s.unnominate(nm)
+	for _, n := range nm.nodes {
 		s.nodeRefresh(n)
 	}
 	for _, v := range nm.victims {
 		v.victimOf = nil
 	}
 	nm.victims = nil
-	s.shareAdd(j.share, 0, 0, -j.total())
-	s.userAdd(j, -1, j.total(), userNominated)
-	j.nom = nil
 	for i, x := range p.noms {
 		if x == nm {
 			p.noms = append(p.noms[:i], p.noms[i+1:]...)
@@ -239,6 +230,25 @@ func (s *Scheduler) releaseNom(nm *nomination) {
 	}
 	p.dirty = true
 	s.refresh(j)
+}
+
+// unnominate takes nm off its nodes (GPUs, CPUs, memory, an Exclusive
+// preemptor's hold; the caller refreshes the nodes or starts on them) and
+// off its share's and user's counts; the job has no nomination after it.
+func (s *Scheduler) unnominate(nm *nomination) {
+	j := nm.j
+	for i, n := range nm.nodes {
+		n.nominated = n.nominated.andNot(setOf(nm.allocs[i].GPUs))
+		rc, rm := n.reqOn(j)
+		n.nomCPU -= rc
+		n.nomMem -= rm
+		if j.Exclusive {
+			n.exclNom--
+		}
+	}
+	s.shareAdd(j.share, 0, 0, -j.total())
+	s.userAdd(j, -1, j.total(), userNominated)
+	j.nom = nil
 }
 
 // startNominated starts the preemptors whose victims have exited and whose
@@ -288,18 +298,7 @@ func (s *Scheduler) startNominated(p *partition) {
 			s.releaseNom(nm)
 			continue
 		}
-		for k, n := range nm.nodes {
-			n.nominated = n.nominated.andNot(setOf(nm.allocs[k].GPUs))
-			rc, rm := n.reqOn(j)
-			n.nomCPU -= rc
-			n.nomMem -= rm
-			if j.Exclusive {
-				n.exclNom--
-			}
-		}
-		s.shareAdd(j.share, 0, 0, -j.total())
-		s.userAdd(j, -1, j.total(), userNominated)
-		j.nom = nil
+		s.unnominate(nm)
 		p.noms = append(p.noms[:i], p.noms[i+1:]...)
 		s.overtake(j, nm.nodes, nm.allocs, nil) // reclaim comes first
 		s.start(j, nm.allocs, nm.nodes)

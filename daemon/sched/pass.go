@@ -333,17 +333,30 @@ func (s *Scheduler) started(sh *share, j *job) {
 	}
 }
 
+// ruledOut is what keeps j of sh from starting whatever the room: no
+// usable node, its array's limit, its user's limit; ReasonNone when
+// nothing does.
+func (s *Scheduler) ruledOut(p *partition, sh *share, j *job) Reason {
+	switch {
+	case p.usable == 0:
+		return ReasonNodesDown
+	case s.atArrayLimit(j):
+		return ReasonArrayLimit
+	}
+	return userLimit(sh, j)
+}
+
+// startPlaced starts j of sh where place put it, keeping (or dropping)
+// the reservations as a job of its need may.
+func (s *Scheduler) startPlaced(sh *share, j *job, need quotaNeed, allocs []Alloc, nodes []*node) {
+	s.started(sh, j)
+	s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, need) })
+	s.start(j, allocs, nodes)
+}
+
 // tryWithin handles a job that fits inside its share's quota.
 func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
-	if p.usable == 0 {
-		s.blocked(sh, j, ReasonNodesDown)
-		return false
-	}
-	if s.atArrayLimit(j) {
-		s.blocked(sh, j, ReasonArrayLimit)
-		return false
-	}
-	if r := userLimit(sh, j); r != ReasonNone {
+	if r := s.ruledOut(p, sh, j); r != ReasonNone {
 		s.blocked(sh, j, r)
 		return false
 	}
@@ -364,9 +377,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	if fitsPool {
 		allocs, nodes, ok, masked := s.placeBF(p, j, withinQuota)
 		if ok {
-			s.started(sh, j)
-			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, withinQuota) })
-			s.start(j, allocs, nodes)
+			s.startPlaced(sh, j, withinQuota, allocs, nodes)
 			return true
 		}
 		if masked {
@@ -421,15 +432,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 
 // tryBorrow handles a job that needs more than its share's idle quota.
 func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) bool {
-	if p.usable == 0 {
-		s.blocked(sh, j, ReasonNodesDown)
-		return false
-	}
-	if s.atArrayLimit(j) {
-		s.blocked(sh, j, ReasonArrayLimit)
-		return false
-	}
-	if r := userLimit(sh, j); r != ReasonNone {
+	if r := s.ruledOut(p, sh, j); r != ReasonNone {
 		s.blocked(sh, j, r)
 		return false
 	}
@@ -486,9 +489,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 				sh.reservedQ -= sh.resvQ // it takes its headroom now
 				sh.resvQ = 0
 			}
-			s.started(sh, j)
-			s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, mustBorrow) })
-			s.start(j, allocs, nodes)
+			s.startPlaced(sh, j, mustBorrow, allocs, nodes)
 			*borrowed = true
 			return true
 		}
