@@ -469,12 +469,24 @@ while :; do sleep 0.1; done
 
 	e.spawn(t, "n1")
 	p2 := e.ctl.accept(t)
-	if ex := p2.state(t, stopped.Job.ID, "exited"); ex.ExitStatus != 256+9 {
+	if ex := p2.exit(t, stopped.Job.ID); ex.ExitStatus != 256+9 {
 		t.Errorf("stopped job: %+v, want 265 after the re-issued stop", ex)
 	}
-	if ex := p2.state(t, timed.Job.ID, "exited"); ex.ExitStatus != 256+15 || ex.Error != "walltime exceeded" {
+	if ex := p2.exit(t, timed.Job.ID); ex.ExitStatus != 256+15 || ex.Error != "walltime exceeded" {
 		t.Errorf("timed job: %+v, want 271 with walltime exceeded", ex)
 	}
+}
+
+// exit is the job's exit as the node reported it on this connection: in
+// its hello (the job ended before the daemon said hello) or after.
+func (p *peer) exit(t *testing.T, id string) api.JobStateMsg {
+	t.Helper()
+	for _, r := range p.hello.Running {
+		if r.JobID == id && r.Exited {
+			return api.JobStateMsg{JobID: id, Run: r.Run, State: "exited", ExitStatus: r.ExitStatus, Error: r.Error}
+		}
+	}
+	return p.state(t, id, "exited")
 }
 
 // latest is the later of a and b.
