@@ -3,9 +3,12 @@ package noded_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,20 +43,19 @@ func openSession(t *testing.T, p *peer, job string, run int, primary bool, cmd .
 }
 
 // run reads the session to its end: Ready first, then every frame to Exit.
-func (c *sessionClient) run(t *testing.T) {
-	t.Helper()
+func (c *sessionClient) run() error {
 	c.conn.SetReadDeadline(time.Now().Add(waitLimit))
 	for {
 		f, err := session.ReadFrame(c.conn)
 		if err != nil {
-			t.Fatalf("session: %v after %d frames", err, len(c.frames))
+			return fmt.Errorf("session: %w after %d frames", err, len(c.frames))
 		}
 		if len(c.frames) == 0 && f.Type != session.TypeReady {
-			t.Fatalf("session: first frame %d %q, want Ready", f.Type, f.Payload)
+			return fmt.Errorf("session: first frame %d %q, want Ready", f.Type, f.Payload)
 		}
 		c.frames = append(c.frames, f)
 		if f.Type == session.TypeExit {
-			return
+			return nil
 		}
 	}
 }
@@ -73,7 +75,9 @@ func (c *sessionClient) notices() []string {
 // that connects after its walltime warning was sent (qsub -I attaching
 // late) gets the warning at once, after Ready, with the time then left,
 // and then the walltime's stop notice, as a session connected from the
-// start does (which gets each once).
+// start does (which gets each once). A session that connects to a job
+// being stopped (preempted) past its warning time is not warned of a
+// walltime the job will not reach.
 func TestLateSessionGetsWalltimeWarning(t *testing.T) {
 	e := newEnv(t)
 	e.cfg.Cluster.SessionListen = "127.0.0.1:0"
@@ -86,17 +90,42 @@ func TestLateSessionGetsWalltimeWarning(t *testing.T) {
 	o := e.order(t, "130.t", "")
 	o.Job.Interactive = true
 	o.Walltime, o.Grace = wall, time.Second
+	preempted := e.order(t, "131.t", "trap '' TERM\nwhile :; do sleep 0.1; done\n")
+	preempted.Walltime = wall
 	p.start(t, o)
+	p.start(t, preempted)
 	started := p.state(t, o.Job.ID, "running").Time
+	p.state(t, preempted.Job.ID, "running")
+	var sessions sync.WaitGroup
+	runSession := func(c *sessionClient) {
+		sessions.Add(1)
+		go func() {
+			defer sessions.Done()
+			if err := c.run(); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
 	early := openSession(t, p, o.Job.ID, o.Run, false, "sleep", "60")
-	earlyDone := make(chan struct{})
-	go func() { defer close(earlyDone); early.run(t) }()
+	runSession(early)
 
 	// Connect once the warning is due, well before the walltime ends.
 	time.Sleep(time.Until(started.Add(wall - wall/10 + 100*time.Millisecond)))
 	late := openSession(t, p, o.Job.ID, o.Run, true, "sleep", "60")
-	late.run(t)
-	<-earlyDone
+	runSession(late)
+	// The other job is preempted (it ignores SIGTERM: killed after its
+	// grace), and a session connects once the stop is recorded.
+	p.stop(t, preempted.Job.ID, 3*time.Second, "preempted")
+	record := filepath.Join(e.stateDir("n1"), "jobs", preempted.Job.ID, "state.json")
+	for deadline := time.Now().Add(waitLimit); !strings.Contains(readFile(t, record), `"stop_reason":"preempted"`); {
+		if time.Now().After(deadline) {
+			t.Fatal("the stop was never recorded")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stopping := openSession(t, p, preempted.Job.ID, preempted.Run, false, "sleep", "60")
+	runSession(stopping)
+	sessions.Wait()
 
 	warning := regexp.MustCompile(`^job 130\.t reaches its walltime \(5s\) in (\d+)ms: it is stopped then$`)
 	for _, c := range []struct {
@@ -112,8 +141,13 @@ func TestLateSessionGetsWalltimeWarning(t *testing.T) {
 			t.Errorf("%s session: warning %q, want at most the 500ms ahead", c.name, ns[0])
 		}
 	}
-	ex := p.state(t, o.Job.ID, "exited")
-	if ex.Error != "walltime exceeded" {
+	if ns := stopping.notices(); len(ns) != 0 {
+		t.Errorf("a session of the preempted job was told %q, want nothing", ns)
+	}
+	if ex := p.state(t, o.Job.ID, "exited"); ex.Error != "walltime exceeded" {
 		t.Errorf("exit %+v, want walltime exceeded", ex)
+	}
+	if ex := p.state(t, preempted.Job.ID, "exited"); ex.ExitStatus != 256+9 {
+		t.Errorf("preempted job's exit %+v, want 265 (SIGKILL after its grace)", ex)
 	}
 }

@@ -140,6 +140,17 @@ func (s *sessions) sessionsOf(job string) []*liveSession {
 	return ls
 }
 
+// unwarn drops job's due walltime warning: the job is being stopped, and
+// a session that connects now is not told of a walltime it will not reach.
+func (s *sessions) unwarn(job string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.warned, job)
+}
+
 // forget drops what sessions keep of a job whose container is removed.
 func (s *sessions) forget(job string) {
 	if s == nil {

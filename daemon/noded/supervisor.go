@@ -400,6 +400,7 @@ func (s *supervisor) stopJob(j *job, reason string, grace time.Duration) {
 		log.Error("cannot record the stop; a restart before the exit will not re-issue it", "err", err)
 	}
 	j.stopTimers()
+	s.sessions.unwarn(j.rec.JobID) // it ends by this stop, not its walltime
 	log.Info("stopping job", "reason", reason, "grace", grace)
 	octx, cancel := s.opCtx()
 	defer cancel()
