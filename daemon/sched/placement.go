@@ -97,7 +97,7 @@ func (s *Scheduler) holds(n *node, j *job) bool {
 	if n.free < j.GPUsPerNode {
 		return false
 	}
-	if s.masking && n.maskGen == s.maskGen && (s.avail(n).count() < j.GPUsPerNode || j.Exclusive && !n.mask.isEmpty()) {
+	if s.masked(n) && (s.avail(n).count() < j.GPUsPerNode || j.Exclusive && !n.mask.isEmpty()) {
 		return false // reserved GPUs it may not use (an Exclusive job would keep them all)
 	}
 	c, m := s.roomOn(n)

@@ -178,7 +178,7 @@ func (a cost) less(b cost) bool {
 // the preemptor (the mask).
 func (se *search) gpusOn(v *job, n *node) (int, int, int64) {
 	g, c, m := gpusOn(v, n)
-	if g > 0 && se.keepOff && n.maskGen == se.s.maskGen && !n.mask.isEmpty() {
+	if g > 0 && se.keepOff && se.s.masked(n) && !n.mask.isEmpty() {
 		for i, x := range v.anodes {
 			if x == n {
 				g -= v.keeps(i).and(n.mask).count()
@@ -262,7 +262,7 @@ func (se *search) room(n *node) (int, int, int64) {
 	if n.mem > 0 {
 		mem = n.mem - (n.usedMem - n.leaveMem) - n.nomMem
 	}
-	if s.masking && n.maskGen == s.maskGen {
+	if s.masked(n) {
 		if n.cpus > 0 {
 			cpu -= n.maskCPU
 		}
@@ -628,7 +628,7 @@ func (s *Scheduler) nominate(se *search) bool {
 			for k, x := range v.anodes {
 				if x == n {
 					g := v.keeps(k)
-					if se.keepOff && n.maskGen == s.maskGen {
+					if se.keepOff && s.masked(n) {
 						g = g.andNot(n.mask) // reserved: see search.gpusOn
 					}
 					avail = avail.or(g)

@@ -315,10 +315,7 @@ func (s *Scheduler) placeBF(p *partition, j *job, need quotaNeed) (allocs []Allo
 		// Keep off the reservations that do not bind it too, when it
 		// can: a reservation it does not have to honour is not run
 		// into (dropped and moved later) for nothing.
-		s.masking = true
-		allocs, nodes, ok = s.place(p, j)
-		s.masking = false
-		if ok {
+		if allocs, nodes, ok = s.placeMasked(p, j); ok {
 			return allocs, nodes, true, false
 		}
 	}
@@ -326,10 +323,22 @@ func (s *Scheduler) placeBF(p *partition, j *job, need quotaNeed) (allocs []Allo
 		allocs, nodes, ok = s.place(p, j)
 		return allocs, nodes, ok, false
 	}
-	s.masking = true
-	allocs, nodes, ok = s.place(p, j)
-	s.masking = false
+	allocs, nodes, ok = s.placeMasked(p, j)
 	return allocs, nodes, ok, true
+}
+
+// placeMasked is place keeping off the masks just built.
+func (s *Scheduler) placeMasked(p *partition, j *job) ([]Alloc, []*node, bool) {
+	s.masking = true
+	allocs, nodes, ok := s.place(p, j)
+	s.masking = false
+	return allocs, nodes, ok
+}
+
+// masked says whether n has a mask that place, avail and a victim search
+// keep off now: one of maskGen, while masking.
+func (s *Scheduler) masked(n *node) bool {
+	return s.masking && n.maskGen == s.maskGen
 }
 
 // buildSoftMasks marks on the nodes, as buildMasks does, every reservation
@@ -401,7 +410,7 @@ func (s *Scheduler) freeFor(p *partition) int {
 	}
 	f := p.freeAvail
 	for _, n := range p.nodes {
-		if n.maskGen == s.maskGen && n.bucket >= 0 {
+		if s.masked(n) && n.bucket >= 0 {
 			f -= n.free - s.freeOn(n)
 		}
 	}
@@ -411,7 +420,7 @@ func (s *Scheduler) freeFor(p *partition) int {
 // freeOn is n.free less the reserved GPUs the current mask keeps the job
 // off.
 func (s *Scheduler) freeOn(n *node) int {
-	if !s.masking || n.maskGen != s.maskGen || n.free == 0 {
+	if !s.masked(n) || n.free == 0 {
 		return n.free
 	}
 	return s.avail(n).count()
@@ -421,7 +430,7 @@ func (s *Scheduler) freeOn(n *node) int {
 // less those of the reservations placeBF keeps j off.
 func (s *Scheduler) avail(n *node) gpuSet {
 	a := n.valid.andNot(n.held).andNot(n.nominated)
-	if s.masking && n.maskGen == s.maskGen {
+	if s.masked(n) {
 		a = a.andNot(n.mask)
 	}
 	return a
@@ -431,7 +440,7 @@ func (s *Scheduler) avail(n *node) gpuSet {
 // not accounted), less the reservations' placeBF keeps j off.
 func (s *Scheduler) roomOn(n *node) (int, int64) {
 	c, m := n.cpuFree(), n.memFree()
-	if s.masking && n.maskGen == s.maskGen {
+	if s.masked(n) {
 		if c >= 0 {
 			c = max(0, c-n.maskCPU)
 		}
