@@ -100,7 +100,7 @@ func (s *Scheduler) pass(p *partition) {
 		s.dropScanned(p, full)
 	}
 	p.claimed = 0
-	borrowed := false
+	borrowed := false // a job started borrowing in phase 2
 
 	// Phase 1: within quota.
 	h := newShareHeap(func(sh *share) heapKey { return heapKey{seq: sh.cur.job().Seq} })
@@ -160,7 +160,9 @@ func (s *Scheduler) pass(p *partition) {
 		sh := h.top()
 		j := s.cand2(sh)
 		fromCursor := sh.candPos >= len(sh.cands)
-		started := s.tryBorrow(p, sh, j, &borrowed)
+		need := needOf(sh, j)
+		started := s.tryBorrow(p, sh, j)
+		borrowed = borrowed || started && need == mustBorrow
 		if !started || !j.inReady {
 			if fromCursor {
 				if !started {
@@ -430,8 +432,9 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 	return false
 }
 
-// tryBorrow handles a job that needs more than its share's idle quota.
-func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) bool {
+// tryBorrow handles a job that needs more than its share's idle quota
+// (or is within its quota after all: tryWithin); true when it started.
+func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 	if r := s.ruledOut(p, sh, j); r != ReasonNone {
 		s.blocked(sh, j, r)
 		return false
@@ -490,7 +493,6 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job, borrowed *bool) b
 				sh.resvQ = 0
 			}
 			s.startPlaced(sh, j, mustBorrow, allocs, nodes)
-			*borrowed = true
 			return true
 		}
 		r = s.shortOf(p, j)
