@@ -33,8 +33,9 @@
 // borrows at least as much per weight as the preemptor's once it starts,
 // after FairPreemptionAfter), userlimits.go (max running jobs and GPUs per user
 // in a share) and usercursor.go (a share's queue per user, merged in a
-// pass by queue order or by the users' fair keys). Nodes start down; NodeUp makes
-// them usable. A pass looks at every share of a partition after a capacity
+// pass by queue order or by the users' fair keys); heap.go is the one
+// priority queue (begin times, a pass's shares, a share's users). Nodes
+// start down; NodeUp makes them usable. A pass looks at every share of a partition after a capacity
 // change and only at changed shares otherwise, and at most a bounded number
 // of blocked jobs per share (the rest wait with ReasonPriority), so a pass
 // costs what changed, not the number of pending jobs. Retry limits are
