@@ -29,7 +29,7 @@ func (s *Scheduler) reserveExtra(p *partition, sh *share, j *job, b int) bool {
 	if !s.cfg.Backfill || p.bresv == nil || p.bresv.j == j {
 		return false
 	}
-	if j.resv != nil && j.resv.extra {
+	if j.resv != nil && j.resv.kind == resvExtra {
 		if sh.xresv == j.resv {
 			sh.resvB = b
 		}
@@ -37,7 +37,7 @@ func (s *Scheduler) reserveExtra(p *partition, sh *share, j *job, b int) bool {
 	}
 	n := 0
 	for _, r := range p.resvs {
-		if r.extra {
+		if r.kind == resvExtra {
 			n++
 		}
 	}
@@ -45,11 +45,10 @@ func (s *Scheduler) reserveExtra(p *partition, sh *share, j *job, b int) bool {
 		return false
 	}
 	own := sh.resv != nil && sh.resv.j == j
-	res := s.reserveFor(p, j, mustBorrow)
+	res := s.reserveFor(p, j, resvExtra)
 	if res == nil {
 		return false
 	}
-	res.extra = true
 	if own {
 		sh.resv = res // it keeps the share's headroom
 	}

@@ -50,11 +50,10 @@ func (s *Scheduler) reserveHead(p *partition, sh *share, j *job) {
 			return
 		}
 	}
-	res := s.reserveFrom(p, j, withinQuota, nb)
+	res := s.reserveFrom(p, j, resvHead, nb)
 	if res == nil {
 		return
 	}
-	res.own = true
 	q := max(0, min(g, sh.quota()-sh.usage()-sh.reservedQ))
 	sh.resv, sh.resvQ = res, q
 	sh.reservedQ += q
@@ -119,7 +118,7 @@ func (s *Scheduler) keepSticky(p *partition) {
 	}
 	sh := j.share
 	own := sh.resv != nil && sh.resv.j == j
-	res := s.reserveFor(p, j, mustBorrow)
+	res := s.reserveFor(p, j, resvBorrower)
 	if res == nil {
 		p.bsticky = nil
 		return

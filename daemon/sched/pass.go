@@ -422,7 +422,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		// (or when it cannot be computed: jobs without walltime), no
 		// later job of its share starts before it.
 		if s.cfg.Backfill {
-			if res := s.reserveFor(p, j, withinQuota); res != nil {
+			if res := s.reserveFor(p, j, resvBlocked); res != nil {
 				sh.resv, sh.resvQ = res, g
 				return false
 			}
@@ -526,7 +526,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 					s.unreserve(old.j)
 				}
 				own := sh.resv != nil && sh.resv.j == j
-				if res := s.reserveFor(p, j, mustBorrow); res != nil {
+				if res := s.reserveFor(p, j, resvBorrower); res != nil {
 					p.bresv = res
 					sh.resvB = b
 					if s.cfg.FairShare {

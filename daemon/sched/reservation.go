@@ -116,14 +116,33 @@ type reservation struct {
 	part   *partition
 	start  time.Time
 	end    time.Time // start + the job's walltime; forever without one
-	borrow bool      // a borrower's reservation
-	own    bool      // a share's first over-headroom job's: binds only its share's later jobs
-	extra  bool      // a borrower reservation besides the partition's first (borrowresv.go)
-	rank   uint64    // creation order: an extra binds the borrowers whose reservation is younger
+	kind   resvKind
+	rank   uint64 // creation order: an extra binds the borrowers whose reservation is younger
 	nodes  []*node
 	gpus   []gpuSet // per node
 	allocs []Alloc
 }
+
+// resvKind is whom a reservation is for, which decides whom it binds
+// (binds).
+type resvKind uint8
+
+const (
+	// resvBlocked: a share's first within-quota job blocked for room
+	// (tryWithin).
+	resvBlocked resvKind = iota
+	// resvHead: a share's first over-headroom job (headresv.go); it binds
+	// only its share's later jobs.
+	resvHead
+	// resvBorrower: the partition's first blocked borrower (p.bresv).
+	resvBorrower
+	// resvExtra: a borrower reservation besides the partition's first
+	// (borrowresv.go).
+	resvExtra
+)
+
+// borrower says whether the reservation is a borrower's.
+func (k resvKind) borrower() bool { return k == resvBorrower || k == resvExtra }
 
 // walltime is what j may run: its own walltime, or its partition's
 // default; 0 = no limit.
@@ -242,18 +261,18 @@ func (s *Scheduler) binds(r *reservation, x *job, need quotaNeed) bool {
 	if r.j == x {
 		return false
 	}
-	if (r.own || r.borrow) && x.share == r.j.share && queueLess(r.j, x) {
+	if (r.kind == resvHead || r.kind.borrower()) && x.share == r.j.share && queueLess(r.j, x) {
 		return true // later jobs of its own share, within quota or not
 	}
-	if r.own {
+	if r.kind == resvHead {
 		return false
 	}
-	if r.borrow {
+	if r.kind.borrower() {
 		if need != mustBorrow {
 			return false
 		}
-		if r.extra {
-			return x != r.part.bresv.job() && (x.resv == nil || !x.resv.borrow || x.resv.rank > r.rank)
+		if r.kind == resvExtra {
+			return x != r.part.bresv.job() && (x.resv == nil || !x.resv.kind.borrower() || x.resv.rank > r.rank)
 		}
 		return s.cfg.FairShare || seqBefore(r.j, x)
 	}
@@ -451,14 +470,14 @@ func (s *Scheduler) roomOn(n *node) (int, int64) {
 	return c, m
 }
 
-// reserveFor computes a reservation for j and keeps it (a borrower's when
-// need is mustBorrow); nil when some node j needs is never expected free.
-func (s *Scheduler) reserveFor(p *partition, j *job, need quotaNeed) *reservation {
-	return s.reserveFrom(p, j, need, s.now)
+// reserveFor computes a reservation of the kind for j and keeps it; nil
+// when some node j needs is never expected free.
+func (s *Scheduler) reserveFor(p *partition, j *job, kind resvKind) *reservation {
+	return s.reserveFrom(p, j, kind, s.now)
 }
 
 // reserveFrom is reserveFor for a start not before nb.
-func (s *Scheduler) reserveFrom(p *partition, j *job, need quotaNeed, nb time.Time) *reservation {
+func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Time) *reservation {
 	s.unreserve(j)
 	k := j.Nodes
 	best := make([]resvCand, 0, k) // the k earliest, by time then node order
@@ -503,7 +522,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, need quotaNeed, nb time.Ti
 	}
 	g := j.GPUsPerNode
 	s.resvRank++
-	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), borrow: need == mustBorrow, rank: s.resvRank}
+	r := &reservation{j: j, part: p, start: start, end: s.endFrom(j, start), kind: kind, rank: s.resvRank}
 	for _, c := range best {
 		rel := s.relWith(c.n)
 		var busy, free gpuSet
