@@ -246,7 +246,7 @@ func (s *Scheduler) unnominate(nm *nomination) {
 			n.exclNom--
 		}
 	}
-	s.shareAdd(j.share, 0, 0, -j.total())
+	s.shareAdd(j.share, shareDelta{nom: -j.total()})
 	s.userAdd(j, -1, j.total(), userNominated)
 	j.nom = nil
 }

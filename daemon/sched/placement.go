@@ -211,9 +211,9 @@ func (s *Scheduler) hold(j *job) {
 		s.setLeaving(j, true)
 	}
 	if j.state == Preempting {
-		s.shareAdd(j.share, 0, j.gpuN, 0)
+		s.shareAdd(j.share, shareDelta{pre: j.gpuN})
 	} else {
-		s.shareAdd(j.share, j.gpuN, 0, 0)
+		s.shareAdd(j.share, shareDelta{run: j.gpuN})
 	}
 	j.runIdx = len(j.share.running)
 	j.share.running = append(j.share.running, j)
@@ -252,9 +252,9 @@ func (s *Scheduler) unhold(j *job) {
 		}
 	}
 	if j.state == Preempting {
-		s.shareAdd(j.share, 0, -j.gpuN, 0)
+		s.shareAdd(j.share, shareDelta{pre: -j.gpuN})
 	} else {
-		s.shareAdd(j.share, -j.gpuN, 0, 0)
+		s.shareAdd(j.share, shareDelta{run: -j.gpuN})
 	}
 	s.userAdd(j, -1, j.gpuN, userHeld)
 	if p := s.parentOf(j); p != nil {
@@ -291,16 +291,21 @@ func (s *Scheduler) setLeaving(j *job, on bool) {
 	}
 }
 
+// shareDelta is a change of a share's GPU counters (share.run, pre, nom).
+type shareDelta struct {
+	run, pre, nom int
+}
+
 // shareAdd changes a share's GPU counters and keeps its partition's totals
 // (pool usage, RESERVE idle quota, shares over quota) right.
-func (s *Scheduler) shareAdd(sh *share, dRun, dPre, dNom int) {
+func (s *Scheduler) shareAdd(sh *share, d shareDelta) {
 	p := sh.part
 	if p != nil {
 		s.shareTotals(p, sh, -1)
 	}
-	sh.run += dRun
-	sh.pre += dPre
-	sh.nom += dNom
+	sh.run += d.run
+	sh.pre += d.pre
+	sh.nom += d.nom
 	if p != nil {
 		s.shareTotals(p, sh, +1)
 	}

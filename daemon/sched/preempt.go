@@ -674,7 +674,7 @@ func (s *Scheduler) nominate(se *search) bool {
 			kind = InShare
 		}
 		s.plan.Preempts = append(s.plan.Preempts, Preemption{Victim: v.ID, For: j.ID, Kind: kind})
-		s.shareAdd(v.share, -v.gpuN, v.gpuN, 0)
+		s.shareAdd(v.share, shareDelta{run: -v.gpuN, pre: v.gpuN})
 		v.state = Preempting
 		v.victimOf = nm
 		nm.victims = append(nm.victims, v)
@@ -686,7 +686,7 @@ func (s *Scheduler) nominate(se *search) bool {
 	for _, n := range nm.nodes {
 		s.nodeRefresh(n)
 	}
-	s.shareAdd(sh, 0, 0, j.total())
+	s.shareAdd(sh, shareDelta{nom: j.total()})
 	s.userAdd(j, +1, j.total(), userNominated)
 	j.nom = nm
 	p.noms = append(p.noms, nm)
