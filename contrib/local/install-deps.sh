@@ -44,11 +44,16 @@ if [ "${1:-}" = --test ] && [ ! -s "$kernel" ]; then
     echo "install-deps: need root to fetch the test kernel" >&2
     exit 1
   fi
-  pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-  echo "install-deps: fetching $pkg for $kernel ..." >&2
+  kernel_pkg() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
   dl=$(mktemp -d)
-  (cd "$dl" && apt-get download -qq "$pkg" 2>/dev/null)
+  pkg=$(kernel_pkg)
+  if [ -z "$pkg" ] || ! (cd "$dl" && apt-get download -qq "$pkg" 2>/dev/null); then
+    apt-get update -qq   # package lists missing or stale
+    pkg=$(kernel_pkg)
+    (cd "$dl" && apt-get download -qq "$pkg" 2>/dev/null)
+  fi
   dpkg-deb --fsys-tarfile "$dl"/*.deb | tar -x -C "$dl" --wildcards './boot/vmlinuz-*'
   install -D -m 644 "$dl"/boot/vmlinuz-* "$kernel"
   rm -rf "$dl"
+  echo "install-deps: unpacked the kernel of $pkg to $kernel" >&2
 fi
