@@ -104,7 +104,7 @@ func (s *Scheduler) submitted(e Submitted) error {
 	sh.pending++
 	s.setNotBefore(j)
 	never := s.setDeps(j)
-	s.checkNeverFits(j, true)
+	s.checkNeverFits(j, holdOrRelease)
 	s.refresh(j)
 	if never {
 		s.failPending(j, ReasonDependencyNeverMet)
@@ -537,6 +537,6 @@ func (s *Scheduler) dependencyOutcome(e DependencyOutcome) error {
 		return fmt.Errorf("%w: job %s is still in the core", ErrInvalid, e.ID)
 	}
 	s.outcomes[e.ID] = outcome{exit: int32(e.ExitStatus), started: e.Started, cancelled: e.Cancelled, failed: e.Failed}
-	s.notify(e.ID, true)
+	s.notifyEnded(e.ID)
 	return nil
 }

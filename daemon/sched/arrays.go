@@ -113,7 +113,7 @@ func (s *Scheduler) markAllStarted(p *job) {
 		return
 	}
 	a.allStarted = true
-	s.notify(p.ID, false)
+	s.notifyStarted(p.ID)
 }
 
 // dropIndex removes a subjob that has not started from its array; the

@@ -198,7 +198,7 @@ func (s *Scheduler) install(cfg Config) {
 		if j.state != Pending {
 			continue
 		}
-		s.checkNeverFits(j, true)
+		s.checkNeverFits(j, holdOrRelease)
 		s.refresh(j)
 	}
 }

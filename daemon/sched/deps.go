@@ -22,11 +22,18 @@ type notice struct {
 	ended bool
 }
 
-func (s *Scheduler) notify(id JobID, ended bool) {
-	if len(s.waiters[id]) > 0 {
-		s.notifyQ = append(s.notifyQ, notice{id, ended})
-	} else if ended {
-		delete(s.waiters, id)
+// notifyStarted tells the jobs waiting on id that it started (an array:
+// that all its subjobs did).
+func (s *Scheduler) notifyStarted(id JobID) { s.notify(notice{id: id}) }
+
+// notifyEnded tells the jobs waiting on id that it ended for good.
+func (s *Scheduler) notifyEnded(id JobID) { s.notify(notice{id: id, ended: true}) }
+
+func (s *Scheduler) notify(n notice) {
+	if len(s.waiters[n.id]) > 0 {
+		s.notifyQ = append(s.notifyQ, n)
+	} else if n.ended {
+		delete(s.waiters, n.id)
 	}
 }
 

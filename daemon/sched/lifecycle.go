@@ -53,7 +53,7 @@ func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
 	s.plan.Starts = append(s.plan.Starts, st)
 	if !t.everStarted {
 		t.everStarted = true
-		s.notify(t.ID, false)
+		s.notifyStarted(t.ID)
 	}
 	if parent != nil {
 		parent.arr.running = append(parent.arr.running, t)
@@ -68,7 +68,7 @@ func (s *Scheduler) finish(j *job, o outcome) {
 	j.inReady = false
 	delete(s.jobs, j.ID)
 	s.outcomes[j.ID] = o
-	s.notify(j.ID, true)
+	s.notifyEnded(j.ID)
 	if j.sub {
 		if p := s.parentOf(j); p != nil {
 			if !o.ok() {

@@ -64,9 +64,17 @@ func computeAtLeast(p *partition) {
 	}
 }
 
+// nfCheck says whether checkNeverFits may set the hold or only release it.
+type nfCheck bool
+
+const (
+	holdOrRelease nfCheck = true  // a new or reconfigured entry
+	releaseOnly   nfCheck = false // a recheck of entries held before
+)
+
 // checkNeverFits sets the system hold on a pending entry that can never fit
-// (when hold is set) and releases the hold the core set once it fits.
-func (s *Scheduler) checkNeverFits(j *job, hold bool) {
+// (holdOrRelease) and releases the hold the core set once it fits.
+func (s *Scheduler) checkNeverFits(j *job, mode nfCheck) {
 	r := s.neverFitsNow(j)
 	nf := r != ReasonNone
 	p := j.share.part
@@ -76,7 +84,7 @@ func (s *Scheduler) checkNeverFits(j *job, hold bool) {
 		if p != nil && !containsJob(p.neverFits, j) {
 			p.neverFits = append(p.neverFits, j)
 		}
-	case nf && hold && j.Hold&HoldSystem == 0:
+	case nf && mode == holdOrRelease && j.Hold&HoldSystem == 0:
 		j.neverFits, j.nfReason = true, r
 		j.Hold |= HoldSystem
 		if p != nil {
@@ -100,7 +108,7 @@ func (s *Scheduler) recheckNeverFits(p *partition) {
 			p.neverFits = removeJob(p.neverFits, j)
 			continue
 		}
-		s.checkNeverFits(j, false)
+		s.checkNeverFits(j, releaseOnly)
 		s.refresh(j)
 	}
 }
