@@ -45,6 +45,9 @@ elif ! flock -n 9; then
   exit 3
 fi
 echo $$ >"$lockfile"
+# What may leave a daemon running after the run (Slurm's baseline starts
+# munged when none runs; make up's cluster) is started with the lock's
+# descriptor closed (9>&-): a daemon holding it would refuse every later run.
 
 tmp=$(mktemp -d /tmp/sharq-vs-slurm-XXXX)
 chmod 755 "$tmp"
@@ -90,8 +93,8 @@ declare -A slurm
 if [ "${SKIP_SLURM:-}" != 1 ]; then
   while read -r who shape value _; do
     [ "$who" = slurm ] && slurm[$shape]=$value && echo "slurm $shape $value"
-  done < <(bash "$baseline" "$NS" "$P" "$NP" "$ND")
-  bash "$baseline" --stop || true
+  done < <(bash "$baseline" "$NS" "$P" "$NP" "$ND" 9>&-)
+  bash "$baseline" --stop 9>&- || true
 fi
 
 # 2. A local sharq: make up's cluster with one share holding all 8 GPUs.
@@ -150,7 +153,7 @@ sed -i '/^\[\[node\]\]/,/^\[\[share\]\]/ s/^gpus = 8$/gpus = 8\ncpus = 16/' "$tm
   if [ -n "$cg_cluster" ]; then echo "$BASHPID" >"$cg_cluster/cgroup.procs"; fi
   exec "$tmp/bin/sharq-up" --repo . --bin "$tmp/bin" --config "$tmp/cluster.toml" --user sharqdemo \
     --run-dir "$tmp/run" --state-dir "$tmp/state"
-) >"$tmp/up.log" 2>&1 &
+) >"$tmp/up.log" 2>&1 9>&- &
 echo $! >"$tmp/up.pid"
 sock=$(sed -n 's/^socket = "\(.*\)"$/\1/p' "$tmp/cluster.toml")
 export SHARQ_SOCKET=$sock
