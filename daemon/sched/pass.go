@@ -581,11 +581,11 @@ func newShareHeap(key func(*share) heapKey) shareHeap {
 
 // less orders by key, then by share (config order).
 func (a keyedShare) less(b keyedShare) bool {
-	if x, y := a.key, b.key; x != y {
-		if x.fair != y.fair {
-			return x.fair < y.fair
-		}
-		return x.seq < y.seq
+	switch {
+	case a.key.fair != b.key.fair:
+		return a.key.fair < b.key.fair
+	case a.key.seq != b.key.seq:
+		return a.key.seq < b.key.seq
 	}
 	return a.sh.idx < b.sh.idx
 }
