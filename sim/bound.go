@@ -53,9 +53,21 @@ func WorkConservingBound(jobs []TraceJob, cl *Cluster) Bound {
 			order = append(order, i)
 		}
 	}
+	b, work := gpuBound(jobs, order, gpus, nil)
+	b.finish(work, gpus)
+	return b
+}
+
+// gpuBound is WorkConservingBound's part that ShareCapBound keeps too: it
+// sorts order (the jobs counted) by submission and returns the Bound's
+// Start and End on gpus GPUs alone (the later of the fluid end and every
+// job's submission plus run time), LeftOut (the jobs not in order) and
+// the work in GPU-seconds; visit, if not nil, sees each counted job and
+// its work in submission order. The caller finishes the Bound.
+func gpuBound(jobs []TraceJob, order []int, gpus int, visit func(j *TraceJob, w float64)) (Bound, float64) {
 	b := Bound{LeftOut: len(jobs) - len(order)}
 	if len(order) == 0 || gpus <= 0 {
-		return b
+		return b, 0
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(jobs[a].Submit, jobs[b].Submit) })
 	b.Start = jobs[order[0]].Submit
@@ -63,12 +75,15 @@ func WorkConservingBound(jobs []TraceJob, cl *Cluster) Bound {
 	var latest time.Duration
 	for _, i := range order {
 		j := &jobs[i]
-		fl.add(j.Submit, float64(j.TotalGPUs())*j.Duration.Seconds(), float64(gpus))
+		w := float64(j.TotalGPUs()) * j.Duration.Seconds()
+		fl.add(j.Submit, w, float64(gpus))
 		latest = max(latest, j.Submit+j.Duration)
+		if visit != nil {
+			visit(j, w)
+		}
 	}
 	b.End = max(fl.end(float64(gpus)), latest)
-	b.finish(fl.work, gpus)
-	return b
+	return b, fl.work
 }
 
 // finish sets the work and the utilization from the work in GPU-seconds.

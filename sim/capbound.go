@@ -123,29 +123,18 @@ func ShareCapBound(jobs []TraceJob, cl *Cluster) Bound {
 		}
 		idx = append(idx, i)
 	}
-	b := Bound{LeftOut: len(jobs) - len(idx)}
 	gpus := cl.TotalGPUs()
+	b, work := gpuBound(jobs, idx, gpus, func(j *TraceJob, w float64) {
+		p := parts[cl.share(j.Share).Partition]
+		p.add(j, p.shareIdx[j.Share], w)
+	})
 	if len(idx) == 0 || gpus <= 0 {
 		return b
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(jobs[a].Submit, jobs[b].Submit) })
-	b.Start = jobs[idx[0]].Submit
-	var all fluid
-	var latest time.Duration
-	for _, i := range idx {
-		j := &jobs[i]
-		p := parts[cl.share(j.Share).Partition]
-		k := p.shareIdx[j.Share]
-		w := float64(j.TotalGPUs()) * j.Duration.Seconds()
-		all.add(j.Submit, w, float64(gpus))
-		latest = max(latest, j.Submit+j.Duration)
-		p.add(j, k, w)
-	}
-	b.End = max(all.end(float64(gpus)), latest)
 	for _, p := range order {
 		b.End = max(b.End, p.end())
 	}
-	b.finish(all.work, gpus)
+	b.finish(work, gpus)
 	return b
 }
 
