@@ -85,13 +85,7 @@ func blankComments(part []byte) []byte {
 		return part
 	}
 	out := make([]byte, 0, len(part))
-	for off := 0; off < len(part); {
-		end := bytes.IndexByte(part[off:], '\n') + 1
-		if end == 0 {
-			end = len(part) - off
-		}
-		line := part[off : off+end]
-		off += end
+	for line := range bytes.Lines(part) {
 		text := bytes.TrimLeft(line, " \t")
 		if len(text) == 0 || text[0] != '#' {
 			out = append(out, line...)
@@ -132,12 +126,9 @@ func lexableComment(comment []byte) bool {
 // the parser refuses, and LoadCluster reads the whole file.
 func clusterPart(data []byte) (part []byte, ok bool) {
 	inCluster := false
-	for off := 0; off < len(data); {
-		end := bytes.IndexByte(data[off:], '\n') + 1
-		if end == 0 {
-			end = len(data) - off
-		}
-		line := bytes.TrimLeft(data[off:off+end], " \t")
+	off := 0
+	for whole := range bytes.Lines(data) {
+		line := bytes.TrimLeft(whole, " \t")
 		switch {
 		case inCluster && len(line) > 0 && line[0] == '[':
 			return data[:off], true
@@ -145,7 +136,7 @@ func clusterPart(data []byte) (part []byte, ok bool) {
 			rest := bytes.TrimLeft(line[len("[cluster]"):], " \t\r\n")
 			inCluster = len(rest) == 0 || rest[0] == '#'
 		}
-		off += end
+		off += len(whole)
 	}
 	return data, false
 }
