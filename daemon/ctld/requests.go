@@ -461,9 +461,8 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 			continue
 		case !f.Full:
 			rec.Script, rec.Env, rec.History, rec.Command = "", nil, nil, nil
-		default:
-			c.redact(id, &rec)
 		}
+		c.redact(id, &rec) // every answer but the summary lines, brief ones too (Shell)
 		if j.ArrayIndices != "" {
 			rec.ArrayStates = av.states(j)
 		}
