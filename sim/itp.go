@@ -27,7 +27,8 @@ var itpColumns = []string{"cluster", "job_id", "submission_time", "duration", "n
 
 // ReadITP reads an ITP trace (gzipped or not) and returns its jobs sorted
 // by submission time, rows with equal times in file order. Bad rows are
-// reported with their line numbers in a *TraceError.
+// reported with their line numbers in a *TraceError; a trace without rows
+// is ErrEmptyTrace.
 func ReadITP(r io.Reader) ([]TraceJob, error) {
 	in, err := OpenMaybeGzip(r)
 	if err != nil {
@@ -116,6 +117,10 @@ func ReadITP(r io.Reader) ([]TraceJob, error) {
 	}
 	if err := errs.err(""); err != nil {
 		return nil, err
+	}
+	if len(jobs) == 0 {
+		// What DecodeTrace refuses: the converted trace could not be run.
+		return nil, ErrEmptyTrace
 	}
 	slices.SortStableFunc(jobs, func(a, b TraceJob) int {
 		return cmp.Compare(a.Submit, b.Submit)

@@ -210,3 +210,39 @@ func TestITPLendBorrowCopy(t *testing.T) {
 		t.Errorf("itp-lend-borrow.toml is not itp.toml with every share LEND_AND_BORROW:\n got  %+v\n want %+v", lab.Sched.Shares, want.Sched.Shares)
 	}
 }
+
+// FuzzReadITP: the ITP reader never panics, every refusal carries its
+// rows, and what it accepts is a valid trace: sorted by submission, within
+// the trace's limits, and EncodeTrace/DecodeTrace read it back unchanged.
+func FuzzReadITP(f *testing.F) {
+	const head = "cluster,job_id,submission_time,duration,num_gpu\n"
+	f.Add([]byte(head + "cluster01,965d744f-0445-c1a8-12af-97e4c536c66e,1932025,2429,64\ncluster02,b,0,1,1\n"))
+	f.Add(gz(f, head+"c1,a,5,10,8\nc1,b,5,10,16\nc2,c,1,3,2\n"))
+	f.Add([]byte("\uFEFFcluster , job_id,submission_time,duration,num_gpu,extra\nc1,a,0,1,12,x\nc1,a,0,1,1,y\n"))
+	f.Add([]byte(head + "c1,a,-1,0,0\nc1,\"x\ny\",1,1,1\n,b,1,1,1\nc1,c,99999999999999999999,1,1\n"))
+	f.Add([]byte("job_id,num_gpu\n1,1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		jobs, err := ReadITP(bytes.NewReader(data))
+		if err != nil {
+			var te *TraceError
+			if errors.As(err, &te) && len(te.Rows) == 0 {
+				t.Fatalf("TraceError without rows: %v", err)
+			}
+			return
+		}
+		ids := make(map[string]bool)
+		for i, j := range jobs {
+			if j.ID == "" || j.Share == "" || ids[j.ID] || j.GPUs < 1 || j.GPUs > ITPNodeGPUs || j.Nodes < 1 || j.Nodes > MaxNodes ||
+				(j.Nodes > 1 && j.GPUs != ITPNodeGPUs) || j.Duration <= 0 || j.Submit < 0 || j.Priority != ITPPriority || j.Line < 2 {
+				t.Fatalf("accepted an invalid job %+v", j)
+			}
+			if i > 0 && j.Submit < jobs[i-1].Submit {
+				t.Fatalf("not sorted at %d: %v after %v", i, j.Submit, jobs[i-1].Submit)
+			}
+			ids[j.ID] = true
+		}
+		if back := roundTripTrace(t, jobs); !reflect.DeepEqual(back, jobs) {
+			t.Fatalf("round trip:\n got  %+v\n want %+v", back, jobs)
+		}
+	})
+}
