@@ -77,13 +77,16 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	if err != nil {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
 	}
-
-	if err := os.MkdirAll(in.JobDir, 0o700); err != nil {
-		return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
-	}
 	nodes := o.NodeList
 	if len(nodes) == 0 {
 		nodes = []string{in.Node}
+	}
+	if err := checkNodeFile(nodes, j.Resources.MPIProcs); err != nil {
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
+	}
+
+	if err := os.MkdirAll(in.JobDir, 0o700); err != nil {
+		return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
 	}
 	nodeFile := filepath.Join(in.JobDir, nodeFileName)
 	if err := writeFileAtomic(nodeFile, nodeFileContent(nodes, j.Resources.MPIProcs), 0o644); err != nil {
@@ -167,6 +170,34 @@ func home(lookup func(uint32) string, j *api.Job) string {
 		return h
 	}
 	return ""
+}
+
+// Bounds on a start order's node file: the controller's own range of
+// -l mpiprocs, and the file's size (4,096 nodes of 128 ranks with names of
+// 31 bytes are 16 MiB), so that no order makes the daemon build a file of
+// gigabytes in memory.
+const (
+	maxMPIProcs = 4096
+	maxNodeFile = 16 << 20
+)
+
+// checkNodeFile refuses a node list or rank count whose PBS_NODEFILE
+// would be out of range or not one name a line.
+func checkNodeFile(nodes []string, mpiprocs int) error {
+	if mpiprocs < 0 || mpiprocs > maxMPIProcs {
+		return fmt.Errorf("mpiprocs %d out of range (0 to %d)", mpiprocs, maxMPIProcs)
+	}
+	size := 0
+	for _, n := range nodes {
+		if n == "" || strings.ContainsAny(n, "\n\x00") {
+			return fmt.Errorf("node name %q in the node list", n)
+		}
+		size += (len(n) + 1) * max(mpiprocs, 1)
+		if size > maxNodeFile {
+			return fmt.Errorf("node file of %d nodes with %d ranks each is over %d bytes", len(nodes), max(mpiprocs, 1), maxNodeFile)
+		}
+	}
+	return nil
 }
 
 // nodeFileContent is PBS_NODEFILE: each node of the job once per MPI rank

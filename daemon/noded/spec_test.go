@@ -101,6 +101,12 @@ func TestPrepareSpec(t *testing.T) {
 		{name: "job id with slash", edit: func(o *api.StartOrder) { o.Job.ID = "../x" }, wantErr: "cannot name a directory"},
 		{name: "job id dot-dot", edit: func(o *api.StartOrder) { o.Job.ID = ".." }, wantErr: "cannot name a directory"},
 		{name: "negative run", edit: func(o *api.StartOrder) { o.Run = -1 }, wantErr: "run -1"},
+		{name: "mpiprocs out of range", edit: func(o *api.StartOrder) { o.Job.Resources.MPIProcs = maxMPIProcs + 1 }, wantErr: "mpiprocs 4097 out of range"},
+		{name: "node file too large", edit: func(o *api.StartOrder) {
+			o.Job.Resources.MPIProcs = maxMPIProcs
+			o.NodeList = slices.Repeat([]string{strings.Repeat("n", 63)}, 65)
+		}, wantErr: "node file of 65 nodes with 4096 ranks each is over"},
+		{name: "node name with a newline", edit: func(o *api.StartOrder) { o.NodeList = []string{"n1", "n2\nn3"} }, wantErr: "node name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
