@@ -64,14 +64,14 @@ type sessions struct {
 	granted chan struct{}        // closed (and replaced) when a token arrives
 	live    map[string]map[*liveSession]bool
 	primary map[string]bool        // jobs whose own session has connected (once)
-	warned  map[string]wallWarning // jobs whose walltime warning is due (notices.go)
+	told    map[string]*runNotices // what each job's run was told (notices.go)
 	conns   int
 }
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
-		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, warned: map[string]wallWarning{}}
+		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{}}
 }
 
 // grant records a token the controller sent.
@@ -285,6 +285,8 @@ func (s *sessions) waitJob(ctx context.Context, o *api.SessionOrder) (jobView, e
 			return v, fmt.Errorf("node daemon stopping")
 		case v.found && v.run == o.Run && v.running:
 			return v, nil
+		case v.found && v.run == o.Run && v.stop != "":
+			return v, fmt.Errorf("job %s has ended: %s", o.JobID, stopText(v.stop))
 		case v.found && v.run == o.Run:
 			return v, fmt.Errorf("job %s has ended", o.JobID)
 		case v.found && v.run > o.Run:
@@ -339,7 +341,13 @@ func (s *sessions) run(ctx context.Context, log *slog.Logger, c net.Conn, r io.R
 	cancel()
 	if err != nil {
 		log.Error("session exec", "err", err)
-		w.Text(session.TypeRefused, "cannot start the session's process: "+err.Error())
+		if v, _ := s.view(context.WithoutCancel(ctx), o.JobID); v.run == o.Run && v.stop != "" {
+			// The stop came as it connected (an interactive job's holder
+			// ends at SIGTERM): it is told why, as in waitJob.
+			w.Text(session.TypeRefused, fmt.Sprintf("job %s has ended: %s", o.JobID, stopText(v.stop)))
+		} else {
+			w.Text(session.TypeRefused, "cannot start the session's process: "+err.Error())
+		}
 		if o.Primary {
 			s.endJob(o.JobID, 1)
 		}

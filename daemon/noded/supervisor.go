@@ -282,7 +282,20 @@ func (s *supervisor) warnWalltime(j *job) {
 		}
 		return
 	}
-	j.warning = time.AfterFunc(at, func() { s.sessions.warnWalltime(id, run, wall, ahead, end) })
+	// On the job's serial, as its stop notices: a stop that comes as the
+	// timer fires is told after the warning, or the warning not at all.
+	j.warning = time.AfterFunc(at, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		s.serial.Do(id, func() {
+			if s.get(id) == j && j.running && j.rec.StopReason == "" {
+				s.sessions.warnWalltime(id, run, wall, ahead, end)
+			}
+		})
+	})
 }
 
 // wait reports the job's exit once the runtime gives it.
@@ -357,7 +370,7 @@ func (s *supervisor) walltime(j *job) {
 		return
 	}
 	s.log.Info("walltime exceeded; stopping the job", "job", j.rec.JobID, "walltime", j.rec.Walltime, "grace", j.rec.Grace)
-	s.sessions.notice(j.rec.JobID, fmt.Sprintf("job %s has used up its walltime (%v): it is stopped now (SIGTERM, then SIGKILL after %v)",
+	s.sessions.notice(j.rec.JobID, j.rec.Run, fmt.Sprintf("job %s has used up its walltime (%v): it is stopped now (SIGTERM, then SIGKILL after %v)",
 		j.rec.JobID, j.rec.Walltime, j.rec.Grace))
 	s.stopJob(j, reasonWalltime, j.rec.Grace)
 }
@@ -383,7 +396,7 @@ func (s *supervisor) stop(o api.StopOrder) {
 		reason = "stop"
 	}
 	if o.Reason != api.StopUnknown {
-		s.sessions.notice(o.JobID, fmt.Sprintf("%s: it is stopped now (SIGTERM, then SIGKILL after %v)", stopText(reason), o.Grace))
+		s.sessions.notice(o.JobID, j.rec.Run, fmt.Sprintf("%s: it is stopped now (SIGTERM, then SIGKILL after %v)", stopText(reason), o.Grace))
 	}
 	s.stopJob(j, reason, o.Grace)
 }
@@ -400,7 +413,7 @@ func (s *supervisor) stopJob(j *job, reason string, grace time.Duration) {
 		log.Error("cannot record the stop; a restart before the exit will not re-issue it", "err", err)
 	}
 	j.stopTimers()
-	s.sessions.unwarn(j.rec.JobID) // it ends by this stop, not its walltime
+	s.sessions.stopping(j.rec.JobID, j.rec.Run) // it ends by this stop, not its walltime
 	log.Info("stopping job", "reason", reason, "grace", grace)
 	octx, cancel := s.opCtx()
 	defer cancel()
