@@ -21,6 +21,9 @@ elif cat %[1]s 2>&1 | grep -q "No such device or address"; then echo %[2]d own
 else echo %[2]d denied; fi
 `, d, i)
 	}
+	// The job asked the NVIDIA toolkit for more than its GPUs (qsub -v):
+	// its environment must not carry the request.
+	b.WriteString("echo asks=$NVIDIA_MIG_MONITOR_DEVICES$NVIDIA_GDRCOPY\n")
 	b.WriteString("sleep 3\n")
 	return b.String()
 }
@@ -30,7 +33,8 @@ func TestGPUPinning(t *testing.T) {
 	c.script("probe.sh", probeScript())
 	var ids []string
 	for i := 0; i < 4; i++ {
-		ids = append(ids, c.qsub("-q", "b", "-N", fmt.Sprintf("p%d", i), "-l", "ngpus=2", "probe.sh"))
+		ids = append(ids, c.qsub("-q", "b", "-N", fmt.Sprintf("p%d", i), "-l", "ngpus=2",
+			"-v", "NVIDIA_MIG_MONITOR_DEVICES=all,NVIDIA_GDRCOPY=enabled", "probe.sh"))
 	}
 	// All four run at once (8 GPUs, 2 each).
 	c.eventually(30*time.Second, func() (bool, string) {
@@ -42,11 +46,14 @@ func TestGPUPinning(t *testing.T) {
 		c.waitState(id, "F", 30*time.Second)
 		out := c.readFile(fmt.Sprintf("p%d.o%s", i, strings.TrimSuffix(id, ".e2e")))
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != 9 {
+		if len(lines) != 10 {
 			t.Fatalf("job %s output:\n%s", id, out)
 		}
+		if lines[9] != "asks=" {
+			t.Fatalf("job %s kept its request to the NVIDIA toolkit for more than its GPUs: %q", id, lines[9])
+		}
 		var own []string
-		for _, l := range lines[1:] {
+		for _, l := range lines[1:9] {
 			idx, what, _ := strings.Cut(l, " ")
 			switch what {
 			case "own":

@@ -26,6 +26,35 @@ const (
 	nvidiaHookBin = "nvidia-container-runtime-hook"
 )
 
+// nvidiaDeviceRequests are the variables by which a container's
+// environment asks the NVIDIA toolkit (its hook, or nvidia-container-runtime
+// where a site made it containerd's runtime) for more than the job's GPUs:
+// MIG configuration and monitoring of every GPU instance (other jobs'
+// processes and memory included), IMEX channels, the NVSwitch fabric,
+// GPUDirect Storage, RDMA and GDRCopy devices of the whole node, and the
+// device nodes' groups as supplementary groups. A job gets exactly its
+// GPUs: withoutNvidiaDeviceRequests drops these from its environment,
+// whether the job or its image set them. A site that wants GDS, MOFED or
+// GDRCopy devices in every job turns the feature on in the toolkit's own
+// config.toml, which the toolkit reads before the environment.
+var nvidiaDeviceRequests = []string{
+	"NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_MIG_MONITOR_DEVICES", "NVIDIA_IMEX_CHANNELS", "NVIDIA_NVSWITCH",
+	"NVIDIA_GDS", "NVIDIA_MOFED", "NVIDIA_GDRCOPY", "NVIDIA_ALLOW_ADDITIONAL_GIDS",
+}
+
+// withoutNvidiaDeviceRequests removes nvidiaDeviceRequests from the
+// process's environment (after the image's and the job's are merged).
+func withoutNvidiaDeviceRequests(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Process == nil {
+		return nil
+	}
+	s.Process.Env = slices.DeleteFunc(s.Process.Env, func(e string) bool {
+		name, _, _ := strings.Cut(e, "=")
+		return slices.Contains(nvidiaDeviceRequests, name)
+	})
+	return nil
+}
+
 // nvidiaHook returns the hook option when the toolkit is on the host.
 func nvidiaHook(h host) (oci.SpecOpts, bool) {
 	if h.lookPath == nil {

@@ -109,6 +109,7 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 	opts := []oci.SpecOpts{
 		oci.WithProcessArgs(args...),
 		oci.WithEnv(s.Env),
+		withoutNvidiaDeviceRequests,
 		oci.WithUIDGID(s.UID, s.GID),
 		withGroups(s.GID, s.Groups),
 		oci.WithNoNewPrivileges,

@@ -236,6 +236,12 @@ func TestSpecNvidiaHook(t *testing.T) {
 		{"cli without hook", []string{nvidiaCLI}, nil, false, ""},
 		{"toolkit", []string{nvidiaCLI, nvidiaHookBin}, nil, true, "NVIDIA_VISIBLE_DEVICES=none"},
 		{"toolkit, job chose devices", []string{nvidiaCLI, nvidiaHookBin}, []string{"NVIDIA_VISIBLE_DEVICES=GPU-1"}, true, "NVIDIA_VISIBLE_DEVICES=GPU-1"},
+		// A job asks the toolkit for more than its GPUs: it gets none of it.
+		{"toolkit, job asks for MIG monitoring, IMEX and more", []string{nvidiaCLI, nvidiaHookBin}, []string{
+			"NVIDIA_MIG_MONITOR_DEVICES=all", "NVIDIA_MIG_CONFIG_DEVICES=all", "NVIDIA_IMEX_CHANNELS=all", "NVIDIA_NVSWITCH=enabled",
+			"NVIDIA_GDS=enabled", "NVIDIA_MOFED=enabled", "NVIDIA_GDRCOPY=enabled", "NVIDIA_ALLOW_ADDITIONAL_GIDS=enabled",
+		}, true, "NVIDIA_VISIBLE_DEVICES=none"},
+		{"no toolkit, job asks for MIG monitoring", nil, []string{"NVIDIA_MIG_MONITOR_DEVICES=all"}, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -259,6 +265,11 @@ func TestSpecNvidiaHook(t *testing.T) {
 			want := specs.Hook{Path: "/usr/bin/" + nvidiaHookBin, Args: []string{nvidiaHookBin, "prestart"}, Env: []string{"PATH=/usr/bin:/bin"}}
 			if len(hooks) != 1 || hooks[0].Path != want.Path || !slices.Equal(hooks[0].Args, want.Args) || !slices.Equal(hooks[0].Env, want.Env) {
 				t.Errorf("hooks %+v, want [%+v]", hooks, want)
+			}
+			for _, e := range spec.Process.Env {
+				if name, _, _ := strings.Cut(e, "="); slices.Contains(nvidiaDeviceRequests, name) {
+					t.Errorf("env has %s: a request to the toolkit for more than the job's GPUs", e)
+				}
 			}
 			n := 0
 			for _, e := range spec.Process.Env {
