@@ -1,7 +1,9 @@
 package conf
 
 import (
+	"net/url"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -17,8 +19,9 @@ const (
 type Accounting struct {
 	Backend string
 	Path    string // SQLite file
-	// DSN is the PostgreSQL connection string; a password belongs in a
-	// PGPASSFILE, not here.
+	// DSN is the PostgreSQL connection string. A password is refused
+	// (dsnPassword): every user reads the configuration (sharqctl show
+	// config); it belongs in a passfile (PGPASSFILE, passfile=...).
 	DSN string
 	// Retention is how long records are kept.
 	Retention time.Duration
@@ -58,6 +61,9 @@ func (l *loader) accounting(t *table, spoolDir string) Accounting {
 	if a.Backend == HistoryPostgres && a.DSN == "" {
 		t.errAt("backend", "backend %q needs dsn (a PostgreSQL connection string)", HistoryPostgres)
 	}
+	if dsnPassword(a.DSN) {
+		t.errf("dsn", "dsn holds a password, which every user would read (sharqctl show config shows the configuration to all): put it in a passfile (PGPASSFILE, or passfile=PATH in dsn, mode 0600) or use peer or certificate authentication")
+	}
 	if a.Backend != HistoryPostgres && a.DSN != "" {
 		t.errf("dsn", "dsn is only used with backend = %q", HistoryPostgres)
 	}
@@ -78,4 +84,60 @@ func (l *loader) accounting(t *table, spoolDir string) Accounting {
 	}
 	t.unknown("backend", "path", "dsn", "retention", "sample_interval", "users_see_all")
 	return a
+}
+
+// dsnPassword says whether a PostgreSQL connection string holds a
+// password: a URL's user information (postgres://u:pw@host/db) or its
+// password parameter, or a key/value string's password key (libpq's
+// syntax: key = value, a value quoted with ' and \ escapes or bare).
+func dsnPassword(dsn string) bool {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			// Unparsable: look for the parts a password would be in.
+			rest, _, _ := strings.Cut(strings.SplitN(dsn, "://", 2)[1], "/")
+			userinfo, _, at := strings.Cut(rest, "@")
+			return (at && strings.Contains(userinfo, ":")) || strings.Contains(dsn, "password=")
+		}
+		if _, ok := u.User.Password(); ok {
+			return true
+		}
+		return u.Query().Has("password")
+	}
+	s := dsn
+	for {
+		s = strings.TrimLeft(s, " \t\n\r\f\v")
+		if s == "" {
+			return false
+		}
+		i := strings.IndexAny(s, "= \t\n\r\f\v")
+		if i < 0 {
+			return false // a key without a value: not a connection string
+		}
+		key := s[:i]
+		s = strings.TrimLeft(s[i:], " \t\n\r\f\v")
+		if !strings.HasPrefix(s, "=") {
+			return false
+		}
+		if key == "password" {
+			return true
+		}
+		s = strings.TrimLeft(s[1:], " \t\n\r\f\v")
+		if strings.HasPrefix(s, "'") {
+			j := 1
+			for j < len(s) && s[j] != '\'' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			s = s[min(j+1, len(s)):]
+			continue
+		}
+		if j := strings.IndexAny(s, " \t\n\r\f\v"); j >= 0 {
+			s = s[j:]
+		} else {
+			s = ""
+		}
+	}
 }
