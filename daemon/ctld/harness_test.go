@@ -29,6 +29,7 @@ type testCluster struct {
 	ctl    *Controller
 	limits Limits // passed to New
 	clock  testClock
+	log    *slog.Logger // the controller's, when set before start
 }
 
 // testWait bounds a test's wait for something that should happen: only a
@@ -200,6 +201,9 @@ func (tc *testCluster) start() {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if tc.log != nil {
+		log = tc.log
 	}
 	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now})
 	if err != nil {

@@ -281,8 +281,38 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
 		}
+		// An empty list or map is not written (omitempty) and reads back
+		// as nil: the same job.
+		nilEmpty(reflect.ValueOf(&j).Elem())
 		if !reflect.DeepEqual(j, k) {
 			t.Fatalf("round trip changed the job:\n%+v\n%+v", j, k)
 		}
 	})
+}
+
+// nilEmpty sets every empty slice and map reachable from v to nil.
+func nilEmpty(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			nilEmpty(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				nilEmpty(f)
+			}
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.SetZero()
+		}
+		for i := range v.Len() {
+			nilEmpty(v.Index(i))
+		}
+	case reflect.Map:
+		if v.Len() == 0 {
+			v.SetZero()
+		}
+	}
 }
