@@ -58,6 +58,10 @@ func Call(ctx context.Context, socket string, req api.Request) (*api.Response, e
 // is calling.
 func (t Target) callUnix(ctx context.Context, req api.Request) (*api.Response, error) {
 	req.V = api.Version
+	line, err := encodeLine(req)
+	if err != nil {
+		return nil, err
+	}
 	d := net.Dialer{Timeout: DialTimeout}
 	conn, err := d.DialContext(ctx, "unix", t.Socket)
 	if err != nil {
@@ -67,10 +71,6 @@ func (t Target) callUnix(ctx context.Context, req api.Request) (*api.Response, e
 		return nil, fmt.Errorf("%w at %s: %w (is it running? %s)", ErrUnreachable, t.Transport(), unwrapOp(err), t.hint())
 	}
 	defer conn.Close()
-	line, err := encodeLine(req)
-	if err != nil {
-		return nil, err
-	}
 	return t.exchange(ctx, conn, req.Op, line)
 }
 
@@ -101,12 +101,18 @@ func (t Target) exchange(ctx context.Context, conn net.Conn, op api.Op, out []by
 	return &resp, nil
 }
 
-// encodeLine is req as one line, the bytes that go on the wire.
+// encodeLine is req as one line, the bytes that go on the wire. A line
+// over api.MaxMessage is refused here: the controller would read that much
+// of it and close, and the client would see a broken pipe.
 func encodeLine(req api.Request) ([]byte, error) {
 	req.V = api.Version
 	var b lineBuffer
 	if err := api.EncodeRequest(&b, &req); err != nil {
 		return nil, fmt.Errorf("%s request: %w", req.Op, err)
+	}
+	if len(b) > api.MaxMessage {
+		return nil, fmt.Errorf("%s request of %d bytes: %w (limit %d bytes: a script, command or environment this large cannot be sent)",
+			req.Op, len(b), api.ErrTooLarge, api.MaxMessage)
 	}
 	return b, nil
 }

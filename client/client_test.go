@@ -94,6 +94,28 @@ func TestCall(t *testing.T) {
 	}
 }
 
+// TestCallTooLarge: a request over api.MaxMessage (a huge script) is
+// refused by the client with api.ErrTooLarge, before it sends anything,
+// and one just within the bound goes through.
+func TestCallTooLarge(t *testing.T) {
+	path, got := serve(t, func(req api.Request, w io.Writer) { io.WriteString(w, `{"v":1,"job_id":"1.lab"}`+"\n") })
+	submit := func(script int) error {
+		_, err := Call(context.Background(), path, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Script: strings.Repeat("x", script)}}})
+		return err
+	}
+	if err := submit(api.MaxMessage); !errors.Is(err, api.ErrTooLarge) || !strings.Contains(err.Error(), "submit request of") {
+		t.Fatalf("err = %v, want ErrTooLarge naming the request", err)
+	}
+	select {
+	case req := <-got:
+		t.Fatalf("the controller got a request of %d script bytes", len(req.Submit.Job.Script))
+	default:
+	}
+	if err := submit(api.MaxMessage - 1000); err != nil {
+		t.Fatalf("a request within the bound: %v", err)
+	}
+}
+
 func TestCallUnreachable(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "missing.sock")
 	_, err := Call(context.Background(), sock, api.Request{Op: api.OpStat})
