@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // State is a job's PBS state letter.
 type State string
@@ -106,6 +110,10 @@ type Job struct {
 	// default path (WorkDir/NAME.oSEQ, or .eSEQ for "eo") into both. A -o or
 	// -e path ending in "/" is a directory that gets the default file name.
 	Join string `json:"join,omitempty"`
+	// Umask is qsub -W umask (octal digits, ParseUmask): the job's
+	// processes' umask and its output files' mode (0666 less it). "" is
+	// DefaultUmask.
+	Umask string `json:"umask,omitempty"`
 
 	Resources Resources `json:"resources"`
 	Hold      string    `json:"hold,omitempty"` // "", "u", "o" (admin), "s" (system), combined e.g. "uo"
@@ -155,4 +163,22 @@ type Job struct {
 	History []HistoryEntry `json:"history,omitempty"`
 	// Acct is the job's accounting (see Usage).
 	Acct Usage `json:"acct,omitzero"`
+}
+
+// DefaultUmask is a job's umask unless it asks for another (qsub -W
+// umask=022), PBS's default: the job's output files (mode 0600) and what
+// it writes are its owner's alone.
+const DefaultUmask = 0o077
+
+// ParseUmask reads qsub -W umask's value: one to four octal digits, at
+// most 0777 ("022", "0007"); "" is DefaultUmask.
+func ParseUmask(s string) (uint32, error) {
+	if s == "" {
+		return DefaultUmask, nil
+	}
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil || len(s) > 4 || v > 0o777 {
+		return 0, fmt.Errorf("umask %q: want octal digits from 0 to 0777, e.g. 022", s)
+	}
+	return uint32(v), nil
 }

@@ -75,6 +75,7 @@ type JobSpec struct {
 	Image   string            `json:"image,omitempty"` // "" = partition default
 	Grace   time.Duration     `json:"grace,omitempty"` // -W grace; 0 = partition default
 	Join    string            `json:"join,omitempty"`  // "oe", "eo", "n" or "" (see Job.Join)
+	Umask   string            `json:"umask,omitempty"` // -W umask: octal digits; "" = DefaultUmask
 
 	Resources Resources `json:"resources"`
 	// Hold is qsub -h: "u" (a user hold); an admin may also give "o".

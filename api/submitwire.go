@@ -60,6 +60,7 @@ func appendSubmit(b []byte, req *Request) (_ []byte, ok bool) {
 	w.str("image", j.Image, true)
 	w.int("grace", int64(j.Grace), true)
 	w.str("join", j.Join, true)
+	w.str("umask", j.Umask, true)
 
 	w.key("resources")
 	r := &j.Resources

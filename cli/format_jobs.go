@@ -278,6 +278,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 			join = "n"
 		}
 		attr("Join_Path", join)
+		if j.Umask != "" {
+			attr("umask", j.Umask)
+		}
 		if j.Image != "" {
 			attr("image", j.Image)
 		}

@@ -31,6 +31,7 @@ type qsubOpts struct {
 	vars                                           []envVar
 	allEnv, hold, quiet, interactive               bool
 	grace                                          *time.Duration
+	umask                                          *string
 	block                                          *bool
 	deps                                           *[]api.Dep
 	array                                          *arraySpec
@@ -59,6 +60,9 @@ func (q *qsubOpts) overlay(o *qsubOpts) {
 	q.interactive = q.interactive || o.interactive
 	if o.grace != nil {
 		q.grace = o.grace
+	}
+	if o.umask != nil {
+		q.umask = o.umask
 	}
 	if o.block != nil {
 		q.block = o.block
@@ -150,7 +154,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			Action: setTrue(&o.interactive)},
 		&ucli.GenericFlag{Name: "image", Usage: "container `IMAGE` to run in (default: the partition's); \"host\": the node's own root filesystem, read-only, where the partition allows it (host_image). Every image also gets the mounts the admin configured (sharqctl show config)",
 			Value: strValue(&o.image, nonEmpty)},
-		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration)",
+		&ucli.GenericFlag{Name: "W", Usage: "`ATTR=VALUE`: depend=afterok:ID[:ID...][,afterany:ID...] (also afternotok, after), block=true (wait, exit with the job's status), grace=300 (checkpoint grace, seconds or a duration), umask=022 (the job's umask, octal; default 077: output files 0600)",
 			Value: funcValue(func(s string) error { return parseQsubW(s, o) })},
 		&ucli.GenericFlag{Name: "J", Usage: "array job `RANGE` start-end[:step][%max], e.g. 0-99%10 ($PBS_ARRAY_INDEX in each subjob; -t is Torque's name for it)",
 			Value: arrayValue(o)},
@@ -290,7 +294,7 @@ func defaultJobName(base string) string {
 	return name
 }
 
-var qsubWAttrs = map[string]bool{"depend": true, "block": true, "grace": true}
+var qsubWAttrs = map[string]bool{"depend": true, "block": true, "grace": true, "umask": true}
 
 // parseQsubW parses one -W value: attr=value pairs separated by commas,
 // where the commas of a depend= list stay with it.
@@ -319,6 +323,11 @@ func parseQsubW(s string, o *qsubOpts) error {
 				return fmt.Errorf("grace: %w", err)
 			}
 			o.grace = &d
+		case "umask":
+			if _, err := api.ParseUmask(kv[1]); err != nil {
+				return err
+			}
+			o.umask = &kv[1]
 		}
 	}
 	return nil
@@ -604,6 +613,9 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	}
 	if opts.grace != nil {
 		job.Grace = *opts.grace
+	}
+	if opts.umask != nil {
+		job.Umask = *opts.umask
 	}
 	if opts.hold {
 		job.Hold = "u"

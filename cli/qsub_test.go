@@ -55,7 +55,7 @@ func TestQsubJob(t *testing.T) {
 			name: "all options",
 			args: []string{"-N", "train", "-q", "vision", "-l", "ngpus=4,ncpus=16,mem=64gb", "-l", "walltime=12:00:00",
 				"-p", "50", "-o", "out/train.log", "-e", "/tmp/err.log", "-v", "A=1,CUDA_HOME,NOPE", "-h",
-				"--image", "pytorch:24.05", "-W", "grace=300", "-W", "depend=afterok:10:11.lab,afterany:12", "-J", "0-99:2%10",
+				"--image", "pytorch:24.05", "-W", "grace=300,umask=022", "-W", "depend=afterok:10:11.lab,afterany:12", "-J", "0-99:2%10",
 				"-a", "2330", "job.sh"},
 			files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.JobSpec) {
@@ -63,7 +63,7 @@ func TestQsubJob(t *testing.T) {
 				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 4, CPUsPerNode: 16, MemPerNode: 64 << 30, Walltime: 12 * time.Hour}
 				j.Stdout, j.Stderr = filepath.Join(dir, "out/train.log"), "/tmp/err.log"
 				j.Env["A"], j.Env["CUDA_HOME"], j.Env["NOPE"] = "1", "/opt/cuda", ""
-				j.Hold, j.Image, j.Grace = "u", "pytorch:24.05", 300*time.Second
+				j.Hold, j.Image, j.Grace, j.Umask = "u", "pytorch:24.05", 300*time.Second, "022"
 				j.Deps = []api.Dep{{Type: "afterok", On: "10"}, {Type: "afterok", On: "11.lab"}, {Type: "afterany", On: "12"}}
 				j.ArrayIndices, j.ArrayMax = "0-99:2", 10
 				j.NotBefore = time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
@@ -340,7 +340,8 @@ func TestQsubErrors(t *testing.T) {
 		{name: "priority below PBS's range", args: []string{"-p", "-1025", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023"},
 		{name: "bad name", args: []string{"-N", "a b", "job.sh"}, code: ExitUsage, stderr: "no blanks"},
 		{name: "bad join", args: []string{"-j", "xy", "job.sh"}, code: ExitUsage, stderr: "want oe, eo or n"},
-		{name: "unknown W", args: []string{"-W", "umask=022", "job.sh"}, code: ExitUsage, stderr: `unknown attribute "umask" (supported: block, depend, grace)`},
+		{name: "unknown W", args: []string{"-W", "sandbox=PRIVATE", "job.sh"}, code: ExitUsage, stderr: `unknown attribute "sandbox" (supported: block, depend, grace, umask)`},
+		{name: "bad umask", args: []string{"-W", "umask=0999", "job.sh"}, code: ExitUsage, stderr: `umask "0999": want octal digits`},
 		{name: "bad block", args: []string{"-W", "block=maybe", "job.sh"}, code: ExitUsage, stderr: "block=maybe: want true or false"},
 		{name: "bad grace", args: []string{"-W", "grace=soon", "job.sh"}, code: ExitUsage, stderr: "grace: bad duration"},
 		{name: "bad depend", args: []string{"-W", "depend=afterok:x", "job.sh"}, code: ExitUsage, stderr: `"x" is not a job id`},

@@ -33,6 +33,10 @@ func TestJobRunsAsSubmitterAndReportsExit(t *testing.T) {
 	c.script("fail.sh", "echo failing >&2\nexit 3\n")
 	ok := c.qsub("-q", "a", "ok.sh")
 	fail := c.qsub("-q", "a", "-e", "fail.err", "fail.sh")
+	// PBS's -W umask: the job's processes get it, and its output file is
+	// made with it (0644); without it, 077 (0600: the owner's alone).
+	c.script("umask.sh", "umask\n")
+	wide := c.qsub("-q", "a", "-W", "umask=022", "-o", "umask.out", "umask.sh")
 	if !strings.HasSuffix(ok, ".e2e") {
 		t.Fatalf("qsub printed %q, want only the job id", ok)
 	}
@@ -50,8 +54,17 @@ func TestJobRunsAsSubmitterAndReportsExit(t *testing.T) {
 		t.Fatalf("output %q, want %q", b, want)
 	}
 	st, _ := os.Stat(out)
-	if sys := st.Sys().(*syscall.Stat_t); sys.Uid != alice {
-		t.Fatalf("output owned by uid %d, want %d", sys.Uid, alice)
+	if sys := st.Sys().(*syscall.Stat_t); sys.Uid != alice || st.Mode().Perm() != 0o600 {
+		t.Fatalf("output owned by uid %d mode %v, want %d and 0600 (umask 077, PBS's default)", sys.Uid, st.Mode().Perm(), alice)
+	}
+	c.waitState(wide, "F", 30*time.Second)
+	if got := c.readFile("umask.out"); got != "0022\n" {
+		t.Fatalf("qsub -W umask=022 job's umask: %q", got)
+	}
+	if st, err := os.Stat(filepath.Join(c.workdir, "umask.out")); err != nil {
+		t.Fatal(err)
+	} else if st.Mode().Perm() != 0o644 {
+		t.Fatalf("qsub -W umask=022 job's output file: mode %v, want 0644", st.Mode().Perm())
 	}
 	if got := c.field(ok, "Exit_status"); got != "0" {
 		t.Fatalf("exit status %q, want 0", got)

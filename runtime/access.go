@@ -210,14 +210,15 @@ func openWorkDir(dir string, c creds) (pinned, error) {
 // its output.
 var nullDev = unix.Mkdev(1, 3)
 
-// openOutput creates path (mode 0644) or opens it for append, as c: a
-// regular file on no kernel file system, or /dev/null. A FIFO is refused
-// rather than waited on (O_NONBLOCK).
-func openOutput(path string, c creds) (pinned, error) {
+// openOutput creates path (with mode, whatever the daemon's umask) or
+// opens it for append, as c: a regular file on no kernel file system, or
+// /dev/null. A FIFO is refused rather than waited on (O_NONBLOCK). An
+// existing file keeps its mode.
+func openOutput(path string, c creds, mode uint32) (pinned, error) {
 	var p pinned
 	err := asUser(c, func() error {
 		const base = unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
-		fd, err := openNoSymlinks(path, base|unix.O_CREAT|unix.O_EXCL, 0o644)
+		fd, err := openNoSymlinks(path, base|unix.O_CREAT|unix.O_EXCL, mode)
 		created := err == nil
 		if errors.Is(err, unix.EEXIST) {
 			fd, err = openNoSymlinks(path, base|unix.O_APPEND, 0)
@@ -247,7 +248,7 @@ func openOutput(path string, c creds) (pinned, error) {
 		}
 		if created {
 			// The umask may have cut the mode.
-			if err := unix.Fchmod(fd, 0o644); err != nil {
+			if err := unix.Fchmod(fd, mode); err != nil {
 				f.Close()
 				return err
 			}
@@ -276,12 +277,13 @@ func openJobPaths(s Spec) (*jobPaths, error) {
 			return nil, err
 		}
 	}
-	if p.stdout, err = openOutput(s.Stdout, c); err != nil {
+	mode := 0o666 &^ s.umask()
+	if p.stdout, err = openOutput(s.Stdout, c, mode); err != nil {
 		p.close()
 		return nil, err
 	}
 	if s.Stderr != s.Stdout {
-		if p.stderr, err = openOutput(s.Stderr, c); err != nil {
+		if p.stderr, err = openOutput(s.Stderr, c, mode); err != nil {
 			p.close()
 			return nil, err
 		}

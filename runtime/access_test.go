@@ -136,7 +136,7 @@ func TestOpenOutput(t *testing.T) {
 				p   pinned
 				err error
 			)
-			go func() { p, err = openOutput(tc.path, tc.c); close(done) }()
+			go func() { p, err = openOutput(tc.path, tc.c, 0o600); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(30 * time.Second):

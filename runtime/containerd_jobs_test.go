@@ -83,10 +83,10 @@ func TestJobUserGroupsPrivileges(t *testing.T) {
 	rt := newRuntime(t, "users")
 	closeRuntime(t, rt)
 	dir := jobDir(t, 1000, 1000)
-	s := userSpec("users", dir, "ids", `id -u; id -g; id -G; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status`)
+	s := userSpec("users", dir, "ids", `id -u; id -g; id -G; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status; umask`)
 	s.Groups = []uint32{2000, 1000, 3000}
 	code, out := runJob(t, rt, s)
-	want := "1000\n1000\n1000 2000 3000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n"
+	want := "1000\n1000\n1000 2000 3000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1\n0077\n"
 	if code != 0 || out != want {
 		t.Errorf("uid 1000 job: status %d, output %q, want 0, %q", code, out, want)
 	}
@@ -94,8 +94,22 @@ func TestJobUserGroupsPrivileges(t *testing.T) {
 	if err := unix.Stat(s.Stdout, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Uid != 1000 || st.Gid != 1000 || st.Mode&0o7777 != 0o644 {
-		t.Errorf("output file: owner %d:%d mode %o, want 1000:1000 644", st.Uid, st.Gid, st.Mode&0o7777)
+	if st.Uid != 1000 || st.Gid != 1000 || st.Mode&0o7777 != 0o600 {
+		t.Errorf("output file: owner %d:%d mode %o, want 1000:1000 600 (PBS's default umask 077)", st.Uid, st.Gid, st.Mode&0o7777)
+	}
+	// A job that asks for umask 022 (qsub -W umask=022) runs with it, and
+	// its output file is 0644.
+	s = userSpec("users", dir, "umask022", `umask`)
+	umask := uint32(0o022)
+	s.Umask = &umask
+	if code, out := runJob(t, rt, s); code != 0 || out != "0022\n" {
+		t.Errorf("umask 022 job: status %d, output %q, want 0, \"0022\\n\"", code, out)
+	}
+	if err := unix.Stat(s.Stdout, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode&0o7777 != 0o644 {
+		t.Errorf("umask 022 job's output file: mode %o, want 644", st.Mode&0o7777)
 	}
 
 	// Root keeps containerd's default capabilities, never all of them.

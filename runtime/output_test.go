@@ -20,7 +20,7 @@ func owner(t *testing.T, path string) (uint32, uint32, uint32) {
 
 // prepareOutput opens path as the user and closes it.
 func prepareOutput(path string, uid, gid uint32, groups []uint32) error {
-	p, err := openOutput(path, creds{uid, gid, groups})
+	p, err := openOutput(path, creds{uid, gid, groups}, 0o666&^DefaultUmask)
 	if err != nil {
 		return err
 	}
@@ -58,8 +58,18 @@ func TestPrepareOutput(t *testing.T) {
 	if err := prepareOutput(out, 1000, 1000, nil); err != nil {
 		t.Fatal(err)
 	}
-	if uid, gid, mode := owner(t, out); uid != 1000 || gid != 1000 || mode != 0o644 {
-		t.Errorf("created %d:%d %o, want 1000:1000 644", uid, gid, mode)
+	if uid, gid, mode := owner(t, out); uid != 1000 || gid != 1000 || mode != 0o600 {
+		t.Errorf("created %d:%d %o, want 1000:1000 600 (the default umask, 077)", uid, gid, mode)
+	}
+	// A job's own umask gives the mode, whatever the daemon's.
+	wide := filepath.Join(userDir, "wide")
+	p, err := openOutput(wide, creds{1000, 1000, nil}, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, _, mode := owner(t, wide); mode != 0o644 {
+		t.Errorf("created with mode 644 under umask 077: %o", mode)
 	}
 	// An existing file is kept (appended to later), not truncated.
 	if err := os.WriteFile(out, []byte("run 0\n"), 0o644); err != nil {

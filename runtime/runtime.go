@@ -57,6 +57,21 @@ type Spec struct {
 	Pids    int64    // most processes and threads at once; 0 = no limit
 	UserNS  bool     // the job may create user (and other) namespaces
 	Network string   // NetworkHost ("" too) or NetworkNone
+	// Umask is the job's processes' umask; its output files, when made,
+	// get mode 0666 less it. nil is DefaultUmask.
+	Umask *uint32
+}
+
+// DefaultUmask is a Spec's umask when it gives none: PBS's default, so a
+// job's output files are 0600.
+const DefaultUmask = 0o077
+
+// umask is s's umask.
+func (s Spec) umask() uint32 {
+	if s.Umask == nil {
+		return DefaultUmask
+	}
+	return *s.Umask & 0o777
 }
 
 // Mount is a bind mount.

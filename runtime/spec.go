@@ -120,6 +120,7 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 	if s.WorkDir != "" {
 		opts = append(opts, oci.WithProcessCwd(s.WorkDir))
 	}
+	opts = append(opts, withUmask(s.umask()))
 
 	mounts := []specs.Mount{
 		// The job's own cgroup, read-only: programs size themselves by
@@ -182,6 +183,15 @@ func bind(src, dst string, ro bool) specs.Mount {
 		mode = "ro"
 	}
 	return specs.Mount{Type: "bind", Source: src, Destination: dst, Options: []string{"rbind", mode, "nosuid"}}
+}
+
+// withUmask sets the job's processes' umask (runc applies it before the
+// process starts; sessions exec with the same process spec).
+func withUmask(umask uint32) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		s.Process.User.Umask = &umask
+		return nil
+	}
 }
 
 // withHostFiles bind-mounts the host's files (those that exist) read-only

@@ -116,7 +116,7 @@ func fromSpec(s *api.JobSpec) api.Job {
 	return api.Job{
 		Name: s.Name, Share: s.Share,
 		Script: s.Script, Shell: s.Shell, Command: slices.Clone(s.Command), WorkDir: s.WorkDir, Env: maps.Clone(s.Env),
-		Stdout: s.Stdout, Stderr: s.Stderr, Image: s.Image, Grace: s.Grace, Join: s.Join,
+		Stdout: s.Stdout, Stderr: s.Stderr, Image: s.Image, Grace: s.Grace, Join: s.Join, Umask: s.Umask,
 		Resources: s.Resources, Hold: s.Hold, NotBefore: s.NotBefore, Deps: slices.Clone(s.Deps),
 		ArrayIndices: s.ArrayIndices, ArrayMax: s.ArrayMax, Interactive: s.Interactive,
 	}
@@ -203,6 +203,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	}
 	if j.Grace < 0 {
 		return badRequest("grace must not be negative")
+	}
+	if _, err := api.ParseUmask(j.Umask); err != nil {
+		return badRequest(err.Error())
 	}
 	if p.MaxPreemptGrace > 0 && j.Grace > p.MaxPreemptGrace {
 		return badRequest(fmt.Sprintf("grace %v is above partition %s's max_preempt_grace %v", j.Grace, p.Name, p.MaxPreemptGrace))

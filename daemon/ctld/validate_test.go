@@ -91,6 +91,10 @@ func TestSubmitValidatesStrings(t *testing.T) {
 		{"huge node count", `"resources":{"nodes":100000000}`, "resources"},
 		{"huge array max", `"array_indices":"0-3","array_max":200000`, "%max"},
 		{"bad start time", `"not_before":"0001-01-01T00:00:01Z"`, "start time"},
+		{"umask not octal", `"umask":"9"`, "umask"},
+		{"umask above 0777", `"umask":"1777"`, "umask"},
+		{"umask too long", `"umask":"00022"`, "umask"},
+		{"umask negative", `"umask":"-22"`, "umask"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,9 +107,12 @@ func TestSubmitValidatesStrings(t *testing.T) {
 	}
 	// The same base is accepted (so the cases test what they change), with
 	// an exported shell function's name and a multi-line value.
-	resp := rawSubmit(t, tc, mallory, `{"share":"a","name":"ok-1_x.y+z","command":["true"],"workdir":"/tmp","env":{"BASH_FUNC_f%%":"() {\n echo\n}"}}`)
+	resp := rawSubmit(t, tc, mallory, `{"share":"a","name":"ok-1_x.y+z","command":["true"],"workdir":"/tmp","env":{"BASH_FUNC_f%%":"() {\n echo\n}"},"umask":"022"}`)
 	if resp.Error != nil {
 		t.Fatalf("base submit refused: %v", resp.Error)
+	}
+	if j := tc.job(resp.JobID); j.Umask != "022" {
+		t.Fatalf("qsub -W umask=022 recorded as %q", j.Umask)
 	}
 }
 

@@ -66,6 +66,10 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	case o.Run < 0:
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: run %d", ErrBadOrder, j.ID, o.Run)
 	}
+	umask, err := api.ParseUmask(j.Umask)
+	if err != nil {
+		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
+	}
 	if image == runtime.HostImage && !in.HostImage {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: image %q is not allowed in this node's partition (host_image)", ErrBadOrder, j.ID, image)
 	}
@@ -155,6 +159,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		Pids:    in.Partition.PidsLimit,
 		UserNS:  in.Partition.AllowUserNamespaces,
 		Network: in.Partition.Network,
+		Umask:   &umask,
 	}, nil
 }
 

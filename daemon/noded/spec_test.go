@@ -1,6 +1,7 @@
 package noded
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -54,6 +55,7 @@ func TestPrepareSpec(t *testing.T) {
 		name    string
 		edit    func(o *api.StartOrder)
 		wantErr string // substring; "" = success
+		umask   uint32 // 0: api.DefaultUmask
 		check   func(t *testing.T, dir string, o *api.StartOrder, args []string, devices []string)
 	}{
 		{
@@ -107,6 +109,8 @@ func TestPrepareSpec(t *testing.T) {
 			o.NodeList = slices.Repeat([]string{strings.Repeat("n", 63)}, 65)
 		}, wantErr: "node file of 65 nodes with 4096 ranks each is over"},
 		{name: "node name with a newline", edit: func(o *api.StartOrder) { o.NodeList = []string{"n1", "n2\nn3"} }, wantErr: "node name"},
+		{name: "qsub -W umask=022", edit: func(o *api.StartOrder) { o.Job.Umask = "022" }, umask: 0o022},
+		{name: "bad umask", edit: func(o *api.StartOrder) { o.Job.Umask = "0999" }, wantErr: "umask"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,6 +137,9 @@ func TestPrepareSpec(t *testing.T) {
 			}
 			if spec.Image == "" {
 				t.Errorf("no image in spec")
+			}
+			if want := cmp.Or(c.umask, api.DefaultUmask); spec.Umask == nil || *spec.Umask != want {
+				t.Errorf("umask %v, want %#o", spec.Umask, want)
 			}
 			nodeFile := filepath.Join(dir, "jobs", o.Job.ID, nodeFileName)
 			if b, _ := os.ReadFile(nodeFile); string(b) != "n1\nn2\n" {
