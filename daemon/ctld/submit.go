@@ -24,8 +24,15 @@ const maxPriority = 9999
 // allocations.
 const maxSubmitRecord = spool.MaxRecordSize - 128<<10
 
-// checkRecordSize refuses a job whose record would not fit the spool.
+// checkRecordSize refuses a job whose record would not fit the spool. It
+// encodes only a job whose record could come near the limit: the flush
+// encodes the record anyway, and the bytes of an encode here would not be
+// those it stores (the scheduling pass sets the new job's pending reason
+// first).
 func checkRecordSize(j *job) *api.Error {
+	if n, ok := recordBound(&j.Job); ok && n <= maxSubmitRecord {
+		return nil
+	}
 	rec, err := j.record()
 	if err != nil {
 		return badRequest(fmt.Sprintf("job %s: %v", j.ID, err))
