@@ -371,9 +371,6 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if e.Walltime < 0 || e.Walltime > MaxWalltime {
 		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
 	}
-	if e.Walltime < 0 || e.Walltime > MaxWalltime {
-		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
-	}
 	if j.everStarted && !sameDeps(j.Deps, e.Deps) {
 		return fmt.Errorf("%w: job %s: dependencies of a job that has run cannot change", ErrInvalid, e.ID)
 	}
@@ -437,6 +434,7 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	if e.CPUs < 0 || e.CPUs > maxNodeCPUs || e.MemBytes < 0 || e.MemBytes > maxNodeMem {
 		return fmt.Errorf("%w: node %s: %d CPUs, %d bytes of memory (0..%d, 0..%d)", ErrInvalid, e.Node, e.CPUs, e.MemBytes, maxNodeCPUs, maxNodeMem)
 	}
+	oc, om := n.cpus, n.mem
 	n.up = true
 	if e.CPUs > 0 {
 		n.repCPU = e.CPUs
@@ -444,8 +442,12 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	if e.MemBytes > 0 {
 		n.repMem = e.MemBytes
 	}
-	oc, om := n.cpus, n.mem
 	c, m := n.capacity()
+	if e.GPUs > 0 && e.GPUs < n.gpus || c > 0 && (oc == 0 || c < oc) || m > 0 && (om == 0 || m < om) {
+		// A nomination holds GPUs (and counts CPUs, memory) the node may no
+		// longer have: its preemptor plans again.
+		s.releaseNomsOn(n)
+	}
 	s.setCapacity(n, c, m)
 	recountAccounts(n.part)
 	grew := false
@@ -535,6 +537,11 @@ func (s *Scheduler) dependencyOutcome(e DependencyOutcome) error {
 	}
 	if _, ok := s.jobs[e.ID]; ok {
 		return fmt.Errorf("%w: job %s is still in the core", ErrInvalid, e.ID)
+	}
+	if _, ok := s.outcomes[e.ID]; ok {
+		// Its end is known (it ended here, or was told): another would
+		// change what jobs depending on it see, after some resolved.
+		return fmt.Errorf("%w: outcome of %s, which the core knows", ErrDuplicateJob, e.ID)
 	}
 	s.outcomes[e.ID] = outcome{exit: int32(e.ExitStatus), started: e.Started, cancelled: e.Cancelled, failed: e.Failed}
 	s.notifyEnded(e.ID)

@@ -106,7 +106,8 @@ type ConfigReplaced struct{ Config Config }
 // code, or 256+signal); Cancelled marks a job deleted by qdel; Failed a job
 // the core (or the controller) failed. For an array job, ID is the array id
 // ("123[].lab") and ExitStatus is 0 only when every subjob exited with 0.
-// It is an ErrInvalid for a job the core holds.
+// It is an ErrInvalid for a job the core holds, and an ErrDuplicateJob for
+// one whose end the core knows already.
 type DependencyOutcome struct {
 	ID         JobID
 	ExitStatus int
