@@ -119,6 +119,7 @@ func (s *Scheduler) markAllStarted(p *job) {
 // dropIndex removes a subjob that has not started from its array; the
 // array finishes if that was all it had left.
 func (s *Scheduler) dropIndex(p *job, idx int) {
+	s.indexDropped(p, idx)
 	a := p.arr
 	rest := a.indices[a.pos:]
 	k := sort.SearchInts(rest, idx)
@@ -128,4 +129,19 @@ func (s *Scheduler) dropIndex(p *job, idx int) {
 	if a.remaining() == 0 {
 		s.noIndexLeft(p)
 	}
+}
+
+// indexDropped ends the waits on subjob idx of array p, which will never
+// start (its qdel, or the array's): the jobs that depend on it resolve as
+// on a job cancelled before it started (afterany and afternotok are met,
+// afterok and after never can be) instead of waiting for ever. Only an
+// index that jobs wait on gets an outcome, so a large array cancelled
+// costs no memory per index.
+func (s *Scheduler) indexDropped(p *job, idx int) {
+	id := subID(p.ID, idx)
+	if len(s.waiters[id]) == 0 {
+		return
+	}
+	s.outcomes[id] = outcome{cancelled: true}
+	s.notifyEnded(id)
 }

@@ -95,6 +95,9 @@ func (s *Scheduler) leavePending(j *job) {
 		p.arr.pendingSub--
 	}
 	if a := j.arr; a != nil {
+		for _, idx := range a.indices[a.pos:] {
+			s.indexDropped(j, idx)
+		}
 		a.pos = len(a.indices)
 		for _, sj := range s.pendingSubs(j) {
 			s.leavePending(sj)
