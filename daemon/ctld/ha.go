@@ -15,6 +15,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/leader"
+	"github.com/sharq-hpc/sharq/internal/secret"
 	"github.com/sharq-hpc/sharq/spool/etcdspool"
 )
 
@@ -32,6 +33,12 @@ const (
 func dialEtcd(e conf.Etcd) (*clientv3.Client, error) {
 	var tc *tls.Config
 	if e.TLS() {
+		if e.TLSKey != "" {
+			// The key's owner and mode are checked as the cluster's are.
+			if _, err := secret.KeyPair(e.TLSCert, e.TLSKey); err != nil {
+				return nil, fmt.Errorf("etcd TLS: %w", err)
+			}
+		}
 		info := transport.TLSInfo{CertFile: e.TLSCert, KeyFile: e.TLSKey, TrustedCAFile: e.TLSCA}
 		var err error
 		if tc, err = info.ClientConfig(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/internal/secret"
 	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
@@ -48,7 +49,7 @@ func (c *Controller) listenNodes() (net.Listener, error) {
 	if cl.TLSCert == "" {
 		return l, nil
 	}
-	cert, err := tls.LoadX509KeyPair(cl.TLSCert, cl.TLSKey)
+	cert, err := secret.KeyPair(cl.TLSCert, cl.TLSKey)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("node TLS: %w", err)

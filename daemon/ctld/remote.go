@@ -16,6 +16,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/internal/munge"
+	"github.com/sharq-hpc/sharq/internal/secret"
 )
 
 // listenClientsTCP opens the TCP client port (client_listen), with TLS
@@ -30,7 +31,7 @@ func (c *Controller) listenClientsTCP() (net.Listener, error) {
 	if !cl.ClientTLS {
 		return l, nil
 	}
-	cert, err := tls.LoadX509KeyPair(cl.TLSCert, cl.TLSKey)
+	cert, err := secret.KeyPair(cl.TLSCert, cl.TLSKey)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("client TLS: %w", err)

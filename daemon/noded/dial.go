@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sharq-hpc/sharq/conf"
+	"github.com/sharq-hpc/sharq/internal/secret"
 )
 
 // Dial timeouts. userTimeout bounds how long written data may stay
@@ -128,7 +129,7 @@ func (r *rotation) prefer(addr string) bool {
 
 // clientTLS loads the node's certificate and the cluster CA.
 func clientTLS(c *conf.Cluster) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+	cert, err := secret.KeyPair(c.TLSCert, c.TLSKey)
 	if err != nil {
 		return nil, fmt.Errorf("tls: node certificate: %w", err)
 	}

@@ -262,7 +262,7 @@ func startSessions(ctx context.Context, o Options, sup *supervisor, log *slog.Lo
 	}
 	var tc *tls.Config
 	if cl.ClientTLS {
-		cert, err := tls.LoadX509KeyPair(cl.TLSCert, cl.TLSKey)
+		cert, err := secret.KeyPair(cl.TLSCert, cl.TLSKey)
 		if err != nil {
 			log.Error("no sessions on this node: its TLS certificate", "err", err)
 			return ""
