@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+
+	"github.com/sharq-hpc/sharq/internal/binread"
 )
 
 // The write-ahead log, spool_dir/jobs.wal, holds the writes not yet
@@ -214,59 +216,16 @@ func nextBody(next uint64) []byte {
 	return binary.LittleEndian.AppendUint64([]byte{opNext}, next)
 }
 
-// bodyReader decodes a body with bounds checks; the first failure sticks.
-type bodyReader struct {
-	b   []byte
-	err error
-}
-
-func (r *bodyReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.err = fmt.Errorf("field of %d bytes runs past the body (%d left)", n, len(r.b))
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *bodyReader) u8() byte {
-	if v := r.take(1); v != nil {
-		return v[0]
-	}
-	return 0
-}
-
-func (r *bodyReader) u16() int {
-	if v := r.take(2); v != nil {
-		return int(binary.LittleEndian.Uint16(v))
-	}
-	return 0
-}
-
-func (r *bodyReader) u32() int {
-	if v := r.take(4); v != nil {
-		return int(binary.LittleEndian.Uint32(v))
-	}
-	return 0
-}
-
-func (r *bodyReader) u64() uint64 {
-	if v := r.take(8); v != nil {
-		return binary.LittleEndian.Uint64(v)
-	}
-	return 0
-}
+// bodyReader decodes a body (little-endian) with bounds checks; the first
+// failure sticks.
+type bodyReader struct{ binread.Reader }
 
 // count reads an item count and checks that n items of at least min bytes
 // each fit in what is left.
 func (r *bodyReader) count(min int) int {
-	n := r.u32()
-	if r.err == nil && n > len(r.b)/min {
-		r.err = fmt.Errorf("count %d cannot fit in %d bytes", n, len(r.b))
+	n := int(r.U32())
+	if r.Err() == nil && (n < 0 || n > r.Len()/min) { // n < 0: a 32-bit int
+		r.Fail(fmt.Errorf("count %d cannot fit in %d bytes", n, r.Len()))
 		return 0
 	}
 	return n
@@ -274,15 +233,15 @@ func (r *bodyReader) count(min int) int {
 
 // id reads a length-prefixed job id and checks that it is one.
 func (r *bodyReader) id() string {
-	l := r.u16()
-	if r.err == nil && l > maxIDLen {
-		r.err = fmt.Errorf("job id of %d bytes", l)
+	l := int(r.U16())
+	if l > maxIDLen {
+		r.Fail(fmt.Errorf("job id of %d bytes", l))
 		return ""
 	}
-	id := string(r.take(l))
-	if r.err == nil {
+	id := string(r.Bytes(l))
+	if r.Err() == nil {
 		if _, err := SortKey(id); err != nil {
-			r.err = err
+			r.Fail(err)
 		}
 	}
 	return id
@@ -291,22 +250,22 @@ func (r *bodyReader) id() string {
 // decodeBody decodes a frame body. It checks every length and id, and that
 // Put values decode; it does not copy: the op refers to body.
 func decodeBody(lsn uint64, body []byte) (walOp, error) {
-	r := &bodyReader{b: body}
-	op := walOp{lsn: lsn, kind: r.u8()}
+	r := &bodyReader{binread.New(body, binary.LittleEndian)}
+	op := walOp{lsn: lsn, kind: r.U8()}
 	switch op.kind {
 	case opPut:
 		n := r.count(2 + 4)
 		op.recs = make([]walRec, 0, n)
 		for range n {
 			id := r.id()
-			l := r.u32()
-			if r.err == nil && l > MaxRecordSize+valueHeader {
-				r.err = fmt.Errorf("job %s: value of %d bytes", id, l)
+			l := int(r.U32())
+			if l > MaxRecordSize+valueHeader {
+				r.Fail(fmt.Errorf("job %s: value of %d bytes", id, l))
 			}
-			val := r.take(l)
-			if r.err == nil {
+			val := r.Bytes(l)
+			if r.Err() == nil {
 				if _, err := decodeFinished(val); err != nil {
-					r.err = fmt.Errorf("job %s: %w", id, err)
+					r.Fail(fmt.Errorf("job %s: %w", id, err))
 				}
 			}
 			op.recs = append(op.recs, walRec{id: id, val: val})
@@ -318,39 +277,34 @@ func decodeBody(lsn uint64, body []byte) (walOp, error) {
 			op.ids = append(op.ids, r.id())
 		}
 	case opState:
-		l := r.u16()
-		if r.err == nil && (l == 0 || l > maxStateKey) {
-			r.err = fmt.Errorf("state key of %d bytes", l)
+		l := int(r.U16())
+		if r.Err() == nil && (l == 0 || l > maxStateKey) {
+			r.Fail(fmt.Errorf("state key of %d bytes", l))
 		}
-		op.key = string(r.take(l))
-		set := r.u8()
-		vl := r.u32()
-		if r.err == nil && vl > MaxRecordSize {
-			r.err = fmt.Errorf("state %s: value of %d bytes", op.key, vl)
+		op.key = string(r.Bytes(l))
+		set := r.U8()
+		vl := int(r.U32())
+		if vl > MaxRecordSize {
+			r.Fail(fmt.Errorf("state %s: value of %d bytes", op.key, vl))
 		}
-		val := r.take(vl)
+		val := r.Bytes(vl)
 		switch {
-		case r.err != nil:
+		case r.Err() != nil:
 		case set == 1:
 			op.val = val
 			if op.val == nil {
 				op.val = []byte{}
 			}
 		case set != 0 || vl != 0:
-			r.err = fmt.Errorf("state %s: bad delete marker %d with %d value bytes", op.key, set, vl)
+			r.Fail(fmt.Errorf("state %s: bad delete marker %d with %d value bytes", op.key, set, vl))
 		}
 	case opNext:
-		op.next = r.u64()
+		op.next = r.U64()
 	default:
-		if r.err == nil {
-			r.err = fmt.Errorf("unknown op kind %d", op.kind)
-		}
+		r.Fail(fmt.Errorf("unknown op kind %d", op.kind))
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%d bytes after the op", len(r.b))
-	}
-	if r.err != nil {
-		return walOp{}, fmt.Errorf("log entry %d: %w: %w", lsn, ErrCorrupt, r.err)
+	if err := r.Done(); err != nil {
+		return walOp{}, fmt.Errorf("log entry %d: %w: %w", lsn, ErrCorrupt, err)
 	}
 	return op, nil
 }

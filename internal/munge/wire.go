@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sharq-hpc/sharq/internal/binread"
 )
 
 // munged's client protocol (MUNGE 0.5.x, src/libcommon/m_msg.c): each
@@ -152,60 +154,33 @@ type decodeReply struct {
 	realm, address []byte
 }
 
-// reader takes fields off a body; the first short read sticks.
-type reader struct {
-	b   []byte
-	err error
-}
+// reader takes fields off a reply's body (big-endian); the first failure
+// sticks.
+type reader struct{ binread.Reader }
 
-func (r *reader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n > len(r.b) {
-		r.err = fmt.Errorf("%w: a field of %d bytes where %d are left", errWire, n, len(r.b))
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
+func newReader(body []byte) *reader { return &reader{binread.New(body, binary.BigEndian)} }
 
-func (r *reader) u8() uint8 {
-	if v := r.take(1); v != nil {
-		return v[0]
-	}
-	return 0
-}
-
-func (r *reader) u32() uint32 {
-	if v := r.take(4); v != nil {
-		return binary.BigEndian.Uint32(v)
-	}
-	return 0
-}
-
-// done reports the first error, or bytes left over.
+// done reports the first failure, or bytes left over, as a malformed reply.
 func (r *reader) done() error {
-	if r.err == nil && len(r.b) > 0 {
-		r.err = fmt.Errorf("%w: %d bytes after the last field", errWire, len(r.b))
+	if err := r.Done(); err != nil {
+		return fmt.Errorf("%w: %w", errWire, err)
 	}
-	return r.err
+	return nil
 }
 
 func (r *reader) status() status {
-	code := r.u8()
-	msg := r.take(int(r.u8()))
+	code := r.U8()
+	msg := r.Bytes(int(r.U8()))
 	return status{code: code, msg: cleanMessage(msg)}
 }
 
 // parseEncodeReply reads an ENC_RSP body. On success the credential must
 // look like one (MUNGE:base64:).
 func parseEncodeReply(body []byte) (encodeReply, error) {
-	r := &reader{b: body}
+	r := newReader(body)
 	var rep encodeReply
 	rep.status = r.status()
-	data := r.take(int(r.u32()))
+	data := r.Bytes(int(r.U32()))
 	if err := r.done(); err != nil {
 		return encodeReply{}, err
 	}
@@ -220,22 +195,22 @@ func parseEncodeReply(body []byte) (encodeReply, error) {
 
 // parseDecodeReply reads a DEC_RSP body.
 func parseDecodeReply(body []byte) (decodeReply, error) {
-	r := &reader{b: body}
+	r := newReader(body)
 	var rep decodeReply
 	rep.status = r.status()
-	rep.cipher, rep.mac, rep.zip = r.u8(), r.u8(), r.u8()
-	rep.realm = r.take(int(r.u8()))
-	rep.ttl = r.u32()
-	if n := r.u8(); n > 4 && r.err == nil {
-		r.err = fmt.Errorf("%w: address of %d bytes (an IPv4 address has 4)", errWire, n)
+	rep.cipher, rep.mac, rep.zip = r.U8(), r.U8(), r.U8()
+	rep.realm = r.Bytes(int(r.U8()))
+	rep.ttl = r.U32()
+	if n := r.U8(); n > 4 {
+		r.Fail(fmt.Errorf("address of %d bytes (an IPv4 address has 4)", n))
 	} else {
-		rep.address = r.take(int(n))
+		rep.address = r.Bytes(int(n))
 	}
-	rep.encoded = r.u32()
-	_ = r.u32() // time1: when munged decoded it
-	rep.uid, rep.gid = r.u32(), r.u32()
-	_, _ = r.u32(), r.u32() // auth_uid, auth_gid: who may decode it
-	rep.payload = r.take(int(r.u32()))
+	rep.encoded = r.U32()
+	_ = r.U32() // time1: when munged decoded it
+	rep.uid, rep.gid = r.U32(), r.U32()
+	_, _ = r.U32(), r.U32() // auth_uid, auth_gid: who may decode it
+	rep.payload = r.Bytes(int(r.U32()))
 	if err := r.done(); err != nil {
 		return decodeReply{}, err
 	}
