@@ -81,8 +81,9 @@ type Controller struct {
 	needPass  bool
 	startedAt time.Time
 	lastPurge time.Time
-	preempted map[string]int   // per share, since start
-	userBytes map[uint32]int64 // per uid: script and environment bytes of unfinished jobs
+	preempted map[string]int           // per share, since start
+	userBytes map[uint32]int64         // per uid: script and environment bytes of unfinished jobs
+	grants    map[grantKey][]time.Time // session tokens not yet expired, per uid and node (session.go)
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time

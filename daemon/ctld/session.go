@@ -17,6 +17,42 @@ import (
 // connects right after the answer.
 const sessionTokenTTL = 30 * time.Second
 
+// maxGrantsPerUser bounds the session tokens one user holds on one node
+// within their TTL. A node keeps at most 1024 unused tokens (for everyone):
+// without this bound one user asking in a loop would fill its table, and
+// every other user's sessions there would be refused until the tokens
+// expired.
+const maxGrantsPerUser = 64
+
+// grantKey is who was granted sessions on which node.
+type grantKey struct {
+	uid  uint32
+	node string
+}
+
+// takeGrant counts a grant to uid on node at now, or says how long until
+// the user may have another.
+func (c *Controller) takeGrant(uid uint32, node string, now time.Time) (wait time.Duration, ok bool) {
+	if c.grants == nil {
+		c.grants = map[grantKey][]time.Time{}
+	}
+	if len(c.grants) > 4096 { // users x nodes that asked once: drop the spent
+		for k, exps := range c.grants {
+			if len(exps) == 0 || !exps[len(exps)-1].After(now) {
+				delete(c.grants, k)
+			}
+		}
+	}
+	k := grantKey{uid, node}
+	live := slices.DeleteFunc(c.grants[k], func(exp time.Time) bool { return !exp.After(now) })
+	if len(live) >= maxGrantsPerUser {
+		c.grants[k] = live
+		return live[0].Sub(now), false
+	}
+	c.grants[k] = append(live, now.Add(sessionTokenTTL))
+	return 0, true
+}
+
 // checkInteractive applies a partition's rules to an interactive job (qsub
 // -I) at submit: the partition must take them, arrays are refused, and
 // max_interactive_walltime caps the walltime and is the default one.
@@ -116,6 +152,10 @@ func (c *Controller) session(id Identity, s *api.SessionSpec) (*api.SessionGrant
 		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("node %s is not connected to the controller", node), ID: j.ID}
 	case n.sessionAddr == "":
 		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("node %s serves no sessions (session_listen is off there, or its port could not be opened: see its log)", node), ID: j.ID}
+	}
+	if wait, ok := c.takeGrant(id.UID, node, c.now()); !ok {
+		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("%d sessions asked for on node %s in the last %v and not used: retry in %v",
+			maxGrantsPerUser, node, sessionTokenTTL, wait.Round(time.Second)), ID: j.ID}
 	}
 	cmd := s.Command
 	if s.Primary && len(cmd) == 0 {

@@ -72,6 +72,27 @@ func TestSessionGrant(t *testing.T) {
 	if again == nil || again.Token == g.Token {
 		t.Fatalf("a second grant reuses the token: %+v", again)
 	}
+	n.expect(api.MsgSession)
+
+	// One user asking in a loop gets at most maxGrantsPerUser tokens a
+	// TTL on a node (which holds 1024 for everyone); another user's job
+	// there still gets its session.
+	other := tc.submitAs(mallory, "a", 1)
+	n.expect(api.MsgStart)
+	n.report(other, 0, api.RunRunning, 0)
+	for i := 2; i < maxGrantsPerUser; i++ {
+		if resp := callAs(tc.ctl, alice, api.Request{Op: api.OpSession, Session: &api.SessionSpec{Job: id}}); resp.Error != nil {
+			t.Fatalf("grant %d: %v", i, resp.Error)
+		}
+		n.expect(api.MsgSession)
+	}
+	resp = callAs(tc.ctl, alice, api.Request{Op: api.OpSession, Session: &api.SessionSpec{Job: id}})
+	if resp.Error == nil || resp.Error.Code != api.CodeInvalidState || !strings.Contains(resp.Error.Message, "retry in") {
+		t.Fatalf("grant %d: %+v, want a refusal", maxGrantsPerUser+1, resp.Error)
+	}
+	if resp := callAs(tc.ctl, mallory, api.Request{Op: api.OpSession, Session: &api.SessionSpec{Job: other}}); resp.Error != nil {
+		t.Fatalf("another user's session after the flood: %v", resp.Error)
+	}
 }
 
 // TestCheckInteractive: a partition's interactive rules at submit.
