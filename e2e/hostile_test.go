@@ -57,7 +57,7 @@ func rawClient(sock string) int {
 func hostileLines(arr, aliceJob string) []string {
 	huge := strings.Repeat("x", 1<<20)
 	ops := []string{"submit", "stat", "delete", "hold", "release", "alter", "shares", "nodes", "config",
-		"reconfigure", "drain", "resume", "wait", "report", "explode", ""}
+		"reconfigure", "drain", "resume", "wait", "report", "session", "explode", ""}
 	bodies := []string{
 		`"ids":"1"`, `"ids":[1,2]`, `"ids":[null]`, `"ids":["1[0-9223372036854775806]"]`, `"ids":["1[0-20000000]"]`,
 		`"ids":["` + arr + `","1[0-16777216:1]","99999999999999999999999"]`, `"ids":["` + huge + `"]`,
@@ -74,6 +74,7 @@ func hostileLines(arr, aliceJob string) []string {
 		`"alter":{"id":"` + aliceJob + `","priority":9999,"name":"x"}`, `"alter":{"id":"` + arr + `","walltime":-1,"deps":[{"type":"before","on":"1"}]}`,
 		`"alter":{"id":"1[0-9223372036854775806]","priority":1}`, `"alter":{"id":"` + aliceJob + `","not_before":"99999-01-01T00:00:00Z"}`,
 		`"node":"n1"`, `"node":"` + huge + `"`, `"report":{"from":"x"}`,
+		`"session":{"job":"` + aliceJob + `","command":["cat","/etc/shadow"]}`, `"session":{"job":"` + arr + `[1]","primary":true,"node":"n1"}`,
 	}
 	var lines []string
 	for _, op := range ops {
@@ -135,6 +136,9 @@ func TestHostileRequests(t *testing.T) {
 		}
 		if strings.Contains(answer, "alice-secret") {
 			t.Fatalf("request %d %q: bob saw alice's environment: %.300s", i, short, answer)
+		}
+		if strings.Contains(answer, `"token"`) {
+			t.Fatalf("request %d %q: bob got a session token: %.300s", i, short, answer)
 		}
 	}
 	// bob's forged subjob did not attach itself to alice's array.
