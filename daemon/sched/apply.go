@@ -201,6 +201,12 @@ func (s *Scheduler) cancelled(e Cancelled) error {
 		if j.state == Pending {
 			s.leavePending(j)
 			j.state = Running
+		} else {
+			// Every index has started, but requeued subjobs wait in
+			// the queue again: they go with the array.
+			for _, sj := range s.pendingSubs(j) {
+				s.cancelPending(sj)
+			}
 		}
 		for _, sj := range j.arr.running {
 			s.kill(sj)
