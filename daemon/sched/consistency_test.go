@@ -10,7 +10,11 @@ import (
 // call it after every event and pass: it catches a nomination that holds
 // fewer GPUs than its job asked for (issue 13: the orphan GPUs counted
 // twice) at the moment it is made, not only when the job starts.
-func (s *Scheduler) consistent() error {
+//
+// shrunk names the nodes that reported fewer CPUs or less memory than they
+// had at some time: their running jobs may hold more than the node has now
+// (checked instead: no job starts on a node beyond what it has).
+func (s *Scheduler) consistent(shrunk map[string]bool) error {
 	jobs := s.sortedJobs()
 	type nodeWant struct {
 		held, nominated, leaving gpuSet
@@ -161,11 +165,11 @@ func (s *Scheduler) consistent() error {
 			return fmt.Errorf("node %s: an Exclusive preemptor's, spare %d", n.cfg.Name, n.spare)
 		case n.exclNom == 0 && n.spare != n.leaving.andNot(n.nominated).count():
 			return fmt.Errorf("node %s: spare %d", n.cfg.Name, n.spare)
-		case n.cpus > 0 && w.cpu > n.cpus, n.mem > 0 && w.mem > n.mem:
+		case !shrunk[n.cfg.Name] && n.cpus > 0 && w.cpu > n.cpus, !shrunk[n.cfg.Name] && n.mem > 0 && w.mem > n.mem:
 			return fmt.Errorf("node %s: its jobs hold %d CPUs and %d bytes; it has %d and %d", n.cfg.Name, w.cpu, w.mem, n.cpus, n.mem)
-		case n.cpus > 0 && (n.usedCPU > n.cpus || n.usedCPU-n.leaveCPU+n.nomCPU > n.cpus):
+		case !shrunk[n.cfg.Name] && n.cpus > 0 && (n.usedCPU > n.cpus || n.usedCPU-n.leaveCPU+n.nomCPU > n.cpus):
 			return fmt.Errorf("node %s: %d CPUs, %d used (%d leaving), %d nominated", n.cfg.Name, n.cpus, n.usedCPU, n.leaveCPU, n.nomCPU)
-		case n.mem > 0 && (n.usedMem > n.mem || n.usedMem-n.leaveMem+n.nomMem > n.mem):
+		case !shrunk[n.cfg.Name] && n.mem > 0 && (n.usedMem > n.mem || n.usedMem-n.leaveMem+n.nomMem > n.mem):
 			return fmt.Errorf("node %s: %d bytes, %d used (%d leaving), %d nominated", n.cfg.Name, n.mem, n.usedMem, n.leaveMem, n.nomMem)
 		case n.usedCPU != w.cpu || n.nomCPU != w.nomCPU || n.usedMem != w.mem || n.nomMem != w.nomMem ||
 			n.leaveCPU != w.leaveCPU || n.leaveMem != w.leaveMem:

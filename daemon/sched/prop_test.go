@@ -31,6 +31,18 @@ type world struct {
 	// walls: backfill is on, jobs have walltimes and the driver ends every
 	// job by its walltime (as the nodes do).
 	walls bool
+	o     oracle
+	cov   *coverage
+	// refusedAt marks the log entries whose event the core refused.
+	refusedAt map[int]bool
+	nextNode  int // names of nodes a reload adds
+	// rich: the world draws the rarer events and job knobs too (labels,
+	// holds, begin times, dependencies, refused events); the others keep
+	// the plain workload that makes preemptions frequent.
+	rich bool
+	// shrunkCap: nodes that reported fewer CPUs or less memory at some
+	// time (their running jobs may hold more than they have now).
+	shrunkCap map[string]bool
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
@@ -38,14 +50,21 @@ type world struct {
 func genConfig(t *rapid.T, cpus bool) Config {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
 	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
-	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries}}}
+	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries,
+		StartFailureRetries: rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "startRetries"),
+		CheckpointsLocal:    rapid.Bool().Draw(t, "ckptLocal"),
+		DefaultWalltime:     time.Duration(rapid.SampledFrom([]int{0, 0, 20}).Draw(t, "defaultWall0")) * time.Second}}}
+	labels := rapid.Bool().Draw(t, "labels")
 	cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
 	cfg.UsageHalfLife = time.Duration(rapid.SampledFrom([]int{0, 60, 600}).Draw(t, "halfLife")) * time.Second
 	cfg.FairPreemption = rapid.Bool().Draw(t, "fairPreemption")
 	cfg.FairPreemptionAfter = time.Duration(rapid.SampledFrom([]int{0, 3, 10}).Draw(t, "fairAfter")) * time.Second
 	nn := rapid.IntRange(1, 5).Draw(t, "nodes")
 	for i := 0; i < nn; i++ {
-		n := Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.IntRange(1, 8).Draw(t, "gpus")}
+		n := Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: rapid.SampledFrom([]int{1, 2, 4, 4, 6, 8, 8}).Draw(t, "gpus")}
+		if labels {
+			n.Labels = map[string]string{"gpu_type": rapid.SampledFrom(gpuTypes[:2]).Draw(t, "gpuType")}
+		}
 		if cpus {
 			n.CPUs = rapid.SampledFrom([]int{0, 1, 2, 4, 8}).Draw(t, "cpus")
 			n.MemBytes = rapid.SampledFrom([]int64{0, 4, 16}).Draw(t, "mem")
@@ -56,7 +75,7 @@ func genConfig(t *rapid.T, cpus bool) Config {
 	for i := 0; i < ns; i++ {
 		cfg.Shares = append(cfg.Shares, Share{
 			Name: fmt.Sprintf("s%d", i), Partition: "p",
-			GPUs:              rapid.IntRange(0, 10).Draw(t, "quota"),
+			GPUs:              rapid.SampledFrom([]int{0, 1, 2, 4, 4, 6, 8, 10}).Draw(t, "quota"),
 			Strategy:          Strategy(rapid.IntRange(0, 2).Draw(t, "strategy")),
 			BorrowLimit:       rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(t, "borrow"),
 			InSharePreemption: rapid.Bool().Draw(t, "inshare"),
@@ -71,9 +90,24 @@ func genConfig(t *rapid.T, cpus bool) Config {
 	return cfg
 }
 
-func (w *world) apply(ev Event) {
+// apply feeds an event to the core. Random events may be refused; a
+// refusal changes nothing a driver can see (checked here), and the replay
+// without the refused events gives the same plans.
+func (w *world) apply(ev Event) error {
 	w.log = append(w.log, ev)
-	_ = w.s.Apply(ev) // random events may be refused; a refusal changes nothing
+	before := w.s.view()
+	err := w.s.Apply(ev)
+	if err != nil {
+		w.refusedAt[len(w.log)-1] = true
+		w.cov.add("refused " + eventKind(ev))
+		if d := diffView(before, w.s.view()); d != "" {
+			w.t.Fatalf("refused %T %+v (%v) changed the core: %s\n%s", ev, ev, err, d, w.dump())
+		}
+		return err
+	}
+	w.cov.add(eventKind(ev))
+	w.accepted(ev, before)
+	return nil
 }
 
 func (w *world) schedule() Plan {
@@ -84,6 +118,11 @@ func (w *world) schedule() Plan {
 	}
 	w.log = append(w.log, w.now)
 	before := w.shareHolds()
+	pre := w.pendingBefore()
+	nodesBefore := map[string]NodeInfo{}
+	for _, n := range w.s.Nodes() {
+		nodesBefore[n.Name] = n
+	}
 	p := w.s.Schedule(w.now)
 	w.plans = append(w.plans, p)
 	for _, st := range p.Starts {
@@ -91,13 +130,17 @@ func (w *world) schedule() Plan {
 			w.ids = append(w.ids, st.Job)
 		}
 	}
+	w.coverPlan(p)
+	w.observe(p)
+	w.checkStarts(p, pre, nodesBefore)
+	w.checkWorld()
 	w.check(p)
 	w.checkFairPreemption(p, before)
 	w.checkUserLimits()
 	if w.walls {
 		w.checkReservations()
 	}
-	if err := w.s.reasonsTruthful(); err != nil {
+	if err := w.s.reasonsTruthful(); err != nil && (propStrict || !w.rich) {
 		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
 	}
 	return p
@@ -124,43 +167,26 @@ type restartMark struct{}
 type reloadMark struct{ cfg Config }
 
 func (w *world) step(nodeEvents bool) {
-	kinds := []string{"submit", "submit", "submit", "exit", "exitvictim", "exitvictim", "cancel", "schedule", "schedule", "prio", "hold",
+	kinds := []string{"submit", "submit", "submit", "submit", "submit", "exit", "exit", "exit", "exitvictim", "exitvictim", "cancel",
+		"schedule", "schedule", "schedule", "schedule", "schedule", "prio", "hold",
 		// Events aimed at the middle of a preemption: at a preemptor
 		// waiting for its victims, or at the victims' nodes.
-		"cancelpre", "holdpre", "release", "priopre", "alterpre", "reload", "restart"}
-	if nodeEvents {
-		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom")
+		"cancelpre", "holdpre", "release", "priopre", "alterpre", "reload", "restart",
 	}
-	switch rapid.SampledFrom(kinds).Draw(w.t, "kind") {
+	if w.rich {
+		// The rarer events and the ones meant to be refused.
+		kinds = append(kinds, "startfail", "requeue", "alter", "holdx", "outcome", "cancelsub", "bad", "bad", "bad", "bad", "badreload")
+	}
+	if nodeEvents {
+		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom", "upgpus")
+	}
+	kind := rapid.SampledFrom(kinds).Draw(w.t, "kind")
+	switch kind {
 	case "submit":
-		w.seq++
-		id := JobID(fmt.Sprintf("j%d", w.seq))
-		j := Job{
-			ID: id, Seq: w.seq, Share: rapid.SampledFrom(w.cfg.Shares).Draw(w.t, "share").Name,
-			Priority:    rapid.IntRange(0, 3).Draw(w.t, "prio"),
-			Nodes:       rapid.SampledFrom([]int{1, 1, 1, 2}).Draw(w.t, "jn"),
-			GPUsPerNode: rapid.IntRange(1, 9).Draw(w.t, "jg"),
-			User:        rapid.SampledFrom(userNames).Draw(w.t, "user"),
-		}
-		if w.walls {
-			// 0: the partition's default walltime.
-			j.Walltime = time.Duration(rapid.SampledFrom([]int{0, 1, 3, 10, 30}).Draw(w.t, "wall")) * time.Second
-		}
-		if w.cpus {
-			j.GPUsPerNode = rapid.IntRange(0, 9).Draw(w.t, "jg0")
-			j.CPUsPerNode = rapid.IntRange(0, 3).Draw(w.t, "jc")
-			j.MemPerNode = rapid.SampledFrom([]int64{0, 0, 1, 4}).Draw(w.t, "jm")
-		}
-		j.Exclusive = rapid.IntRange(0, 5).Draw(w.t, "excl") == 0
-		if rapid.IntRange(0, 9).Draw(w.t, "arr") == 0 {
-			j.ID = JobID(fmt.Sprintf("%d[]", w.seq))
-			j.Array = &Array{Indices: []int{0, 1, 2, 3}, MaxRunning: rapid.IntRange(0, 2).Draw(w.t, "max")}
-		}
-		w.ids = append(w.ids, j.ID)
-		w.apply(Submitted{Job: j})
+		w.submit()
 	case "exit":
 		if r := w.jobsIn(Running, Killing); len(r) > 0 {
-			w.apply(Exited{ID: rapid.SampledFrom(r).Draw(w.t, "victim"), ExitStatus: rapid.IntRange(0, 1).Draw(w.t, "status")})
+			w.apply(Exited{ID: rapid.SampledFrom(r).Draw(w.t, "victim"), ExitStatus: rapid.SampledFrom([]int{0, 0, 0, 1}).Draw(w.t, "status")})
 		}
 	case "exitvictim":
 		if r := w.jobsIn(Preempting); len(r) > 0 {
@@ -213,8 +239,21 @@ func (w *world) step(nodeEvents bool) {
 	case "reload":
 		w.reload()
 	case "restart":
+		for _, id := range w.s.sortedIDs() {
+			if j := w.s.jobs[id]; j.state == Pending && j.share.removed {
+				return // a pending job of a removed share cannot be submitted again
+			}
+			for _, n := range w.s.jobs[id].anodes {
+				if n.ghost {
+					return // nor a job on a removed node adopted
+				}
+			}
+		}
+		w.cov.add("restart")
 		w.log = append(w.log, restartMark{})
-		w.s = restore(w.t, w.s, w.cfg)
+		w.observe(w.s.plan) // what the old core decided since its last plan; the driver keeps it
+		w.s = restore(w.t, w.s, w.cfg, w.cov)
+		w.o.restarted = true
 	case "down":
 		w.shrunk = true
 		w.apply(NodeDown{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
@@ -244,10 +283,32 @@ func (w *world) step(nodeEvents bool) {
 		w.apply(NodeUp{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
 	case "resume":
 		w.apply(NodeResumed{Node: rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node").Name})
+	case "upgpus":
+		// A node comes up with another GPU count than declared (and reports
+		// its CPUs and memory).
+		n := rapid.SampledFrom(w.cfg.Nodes).Draw(w.t, "node")
+		ev := NodeUp{Node: n.Name, GPUs: rapid.IntRange(0, 9).Draw(w.t, "upGPUs")}
+		if w.cpus {
+			ev.CPUs = rapid.SampledFrom([]int{0, 1, 4}).Draw(w.t, "upCPUs")
+			ev.MemBytes = rapid.SampledFrom([]int64{0, 2, 16}).Draw(w.t, "upMem")
+		}
+		if ev.CPUs > 0 || ev.MemBytes > 0 {
+			w.shrunkCap[n.Name] = true
+		}
+		for _, x := range w.s.Nodes() {
+			if x.Name == n.Name && ev.GPUs > 0 && ev.GPUs < x.GPUs {
+				w.shrunk = true // capacity went down
+			}
+		}
+		if w.apply(ev) == nil && ev.GPUs > 0 && ev.GPUs != n.GPUs {
+			w.cov.add("node gpus changed")
+		}
+	case "startfail", "requeue", "alter", "holdx", "outcome", "cancelsub", "bad", "badreload":
+		w.stepMore(kind)
 	default:
 		w.schedule()
 	}
-	if err := w.s.consistent(); err != nil {
+	if err := w.s.consistent(w.shrunkCap); err != nil {
 		w.t.Fatalf("after %T: %v\n%s", w.log[len(w.log)-1], err, w.dump())
 	}
 }
@@ -296,7 +357,10 @@ func (w *world) checkUserLimits() {
 		gpus[k] += info.Job.GPUCount()
 	}
 	for k, n := range jobs {
-		sc := w.shareCfg(k.share)
+		sc, ok := w.shareCfgOK(k.share)
+		if !ok {
+			continue
+		}
 		if sc.MaxRunningJobsPerUser > 0 && n > sc.MaxRunningJobsPerUser || sc.MaxGPUsPerUser > 0 && gpus[k] > sc.MaxGPUsPerUser {
 			w.t.Fatalf("user %s in share %s: %d jobs and %d GPUs held or nominated, limits %d and %d\n%s",
 				k.user, k.share, n, gpus[k], sc.MaxRunningJobsPerUser, sc.MaxGPUsPerUser, w.dump())
@@ -332,26 +396,55 @@ func (w *world) reload() {
 			continue
 		}
 		sh := &cfg.Shares[i]
+		old := *sh
 		sh.GPUs = rapid.IntRange(0, 10).Draw(w.t, "newQuota")
 		sh.Strategy = Strategy(rapid.IntRange(0, 2).Draw(w.t, "newStrategy"))
 		sh.BorrowLimit = rapid.SampledFrom([]int{Unlimited, 0, 50, 100, 300}).Draw(w.t, "newBorrow")
 		sh.InSharePreemption = rapid.Bool().Draw(w.t, "newInshare")
 		drawUserRules(w.t, sh)
+		if sh.GPUs != old.GPUs {
+			w.cov.add("reload quota")
+		}
+		if sh.Strategy != old.Strategy {
+			w.cov.add("reload strategy")
+		}
 	}
 	cfg.FairShare = rapid.Bool().Draw(w.t, "newFairShare")
 	cfg.FairPreemption = rapid.Bool().Draw(w.t, "newFairPreemption")
-	if w.walls {
-		// [scheduler] backfill and default_walltime may change on a reload.
-		cfg.Backfill = rapid.Bool().Draw(w.t, "newBackfill")
-		cfg.Partitions[0].DefaultWalltime = time.Duration(rapid.SampledFrom([]int{0, 5, 20}).Draw(w.t, "newDefaultWall")) * time.Second
+	// [scheduler] backfill and default_walltime may change on a reload.
+	cfg.Backfill = rapid.Bool().Draw(w.t, "newBackfill")
+	if cfg.Backfill != w.cfg.Backfill {
+		w.cov.add("reload backfill")
 	}
+	cfg.Partitions[0].DefaultWalltime = time.Duration(rapid.SampledFrom([]int{0, 5, 20}).Draw(w.t, "newDefaultWall")) * time.Second
+	w.reshape(&cfg)
 	if err := validate(cfg); err != nil {
 		return // a configuration the controller would refuse
 	}
 	w.log = append(w.log, reloadMark{cfg: cfg})
-	_ = w.s.Apply(ConfigReplaced{Config: cfg})
+	if err := w.s.Apply(ConfigReplaced{Config: cfg}); err != nil {
+		w.t.Fatalf("reload refused: %v", err)
+	}
+	w.cov.add("ConfigReplaced")
+	w.countConfig(cfg)
+	old := w.cfg
 	w.cfg = cfg
 	w.reloaded = true
+	for _, n := range cfg.Nodes {
+		if _, ok := w.nodeIn(old, n.Name); !ok {
+			w.apply(NodeUp{Node: n.Name}) // a new node registers
+		}
+	}
+}
+
+// nodeIn says whether cfg has a node of that name.
+func (w *world) nodeIn(cfg Config, node string) (Node, bool) {
+	for _, n := range cfg.Nodes {
+		if n.Name == node {
+			return n, true
+		}
+	}
+	return Node{}, false
 }
 
 // restore builds a new core from what old reports, as the controller does
@@ -359,14 +452,15 @@ func (w *world) reload() {
 // preempting one as preempting, a killed one cancelled again), then every
 // pending entry submitted. Nominations are not restored: preemptors plan
 // again, their victims exit as orphans.
-func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
+func restore(t *rapid.T, old *Scheduler, cfg Config, cov *coverage) *Scheduler {
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range old.Nodes() {
 		if n.Up {
-			if err := s.Apply(NodeUp{Node: n.Name, GPUs: n.GPUs}); err != nil {
+			o := old.nodeByName[n.Name]
+			if err := s.Apply(NodeUp{Node: n.Name, GPUs: n.GPUs, CPUs: o.repCPU, MemBytes: o.repMem}); err != nil {
 				t.Fatalf("restore: node %s: %v", n.Name, err)
 			}
 		}
@@ -374,7 +468,24 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 			_ = s.Apply(NodeDrained{Node: n.Name})
 		}
 	}
-	ids := old.sortedIDs()
+	// How the jobs that left ended, for the dependencies on them (the
+	// controller keeps them in its spool).
+	var gone []JobID
+	for id := range old.outcomes {
+		gone = append(gone, id)
+	}
+	slices.Sort(gone)
+	for _, id := range gone {
+		o := old.outcomes[id]
+		if err := s.Apply(DependencyOutcome{ID: id, ExitStatus: int(o.exit), Started: o.started, Cancelled: o.cancelled, Failed: o.failed}); err != nil {
+			t.Fatalf("restore: outcome of %s: %v", id, err)
+		}
+	}
+	// Jobs in submission order (a dependency is on an earlier job).
+	var ids []JobID
+	for _, j := range old.sortedJobs() {
+		ids = append(ids, j.ID)
+	}
 	var killed []JobID
 	for _, id := range ids {
 		info, _ := old.Job(id)
@@ -384,6 +495,7 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 		if err := s.Apply(Adopted{Job: info.Job, Allocs: info.Allocs, Started: info.Started, Preempting: info.State == Preempting}); err != nil {
 			t.Fatalf("restore: adopt %s: %v", id, err)
 		}
+		cov.add("Adopted")
 		if info.State == Killing {
 			killed = append(killed, id)
 		}
@@ -409,6 +521,7 @@ func restore(t *rapid.T, old *Scheduler, cfg Config) *Scheduler {
 	if err := s.Apply(UsageRestored{State: old.Usage()}); err != nil {
 		t.Fatalf("restore: usage: %v", err)
 	}
+	cov.add("UsageRestored")
 	return s
 }
 
@@ -452,7 +565,10 @@ func (w *world) check(plan Plan) {
 				t.Fatalf("job %s: %d GPUs on %s, asked %d", id, len(a.GPUs), a.Node, j.GPUsPerNode)
 			}
 			for _, g := range a.GPUs {
-				if g < 0 || g >= nodes[a.Node].GPUs {
+				// A node that came back (or was reconfigured) with fewer
+				// GPUs leaves its running jobs what they hold; a start
+				// is checked against the count (checkStarts).
+				if g < 0 || g >= maxNodeGPUs {
 					t.Fatalf("job %s: GPU %d out of range on %s", id, g, a.Node)
 				}
 				if other, busy := used[a.Node][g]; busy {
@@ -503,8 +619,13 @@ func (w *world) check(plan Plan) {
 	}
 	rq, nrq, nru := 0, 0, 0
 	for _, u := range w.s.Shares() {
-		sc := w.shareCfg(u.Share)
+		sc, ok := w.shareCfgOK(u.Share)
 		switch {
+		case !ok:
+			// Removed from the configuration: its jobs run out, none starts.
+			if startedIn[u.Share] {
+				t.Fatalf("a job of removed share %s started\n%s", u.Share, w.dump())
+			}
 		case w.reloaded && !startedIn[u.Share]:
 			// A new configuration may leave a share over its new limits
 			// until its jobs end; it may not start more.
@@ -531,7 +652,7 @@ func (w *world) check(plan Plan) {
 	// capacity never shrank (that may leave borrowers in place until an
 	// owner reclaims).
 	if !preempting && !w.shrunk && !w.reloaded && nru > max(capUsable-rq, nrq) {
-		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d", nru, capUsable, rq, nrq)
+		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d\n%s", nru, capUsable, rq, nrq, w.dump())
 	}
 }
 
@@ -539,13 +660,16 @@ func (w *world) check(plan Plan) {
 func (w *world) dump() string {
 	out := ""
 	k := 0
-	for _, e := range w.log {
+	for i, e := range w.log {
 		switch e := e.(type) {
 		case time.Time:
 			p := w.plans[k]
 			k++
 			out += fmt.Sprintf("schedule -> starts %v preempts %v requeued %v finished %v failed %v\n", p.Starts, p.Preempts, p.Requeued, p.Finished, p.Failed)
 		default:
+			if w.refusedAt[i] {
+				out += "(refused) "
+			}
 			out += fmt.Sprintf("%T %+v\n", e, e)
 		}
 	}
@@ -637,6 +761,11 @@ func (w *world) checkLiveness() {
 		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 {
 			continue
 		}
+		// Waiting for its dependencies or begin time (checkReason checks
+		// those reasons), or selecting labels that only some nodes have.
+		if info.Reason == ReasonDependency || info.Job.NotBefore.After(w.now) || len(info.Job.Labels) > 0 {
+			continue
+		}
 		g := info.Job.GPUsPerNode
 		u := usage[info.Job.Share]
 		if u.InUse+g > u.Quota {
@@ -671,12 +800,12 @@ func (w *world) checkLiveness() {
 	}
 }
 
-func runWorld(t *rapid.T, nodeEvents bool) *world {
-	return runWorldBF(t, nodeEvents, false)
+func runWorld(t *rapid.T, cov *coverage, nodeEvents bool) *world {
+	return runWorldBF(t, cov, nodeEvents, false)
 }
 
 // runWorldBF is runWorld, with backfill and walltimes when walls is set.
-func runWorldBF(t *rapid.T, nodeEvents, walls bool) *world {
+func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls bool) *world {
 	cfg := genConfig(t, nodeEvents)
 	if walls {
 		cfg.Backfill = true
@@ -687,11 +816,14 @@ func runWorldBF(t *rapid.T, nodeEvents, walls bool) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, walls: walls, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, walls: walls, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+		o: newOracle(), cov: cov, refusedAt: map[int]bool{}, shrunkCap: map[string]bool{}}
+	w.rich = rapid.IntRange(0, 2).Draw(t, "rich") > 0
+	w.countConfig(cfg)
 	for _, n := range cfg.Nodes {
 		w.apply(NodeUp{Node: n.Name})
 	}
-	steps := rapid.IntRange(10, 80).Draw(t, "steps")
+	steps := rapid.SampledFrom([]int{10, 30, 60, 90, 120}).Draw(t, "steps")
 	for i := 0; i < steps; i++ {
 		w.step(nodeEvents)
 	}
@@ -699,42 +831,57 @@ func runWorldBF(t *rapid.T, nodeEvents, walls bool) *world {
 	return w
 }
 
+// replay runs the log again on a new core and asserts that it gives the
+// same plans: determinism. It does so twice (map order differs from run to
+// run), the second time without the events the core refused (a refusal
+// changes nothing).
 func (w *world) replay() {
+	w.replayOnce(false)
+	w.replayOnce(true)
+}
+
+func (w *world) replayOnce(skipRefused bool) {
 	cur := w.cfg0
 	s, err := New(cur)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	k := 0
-	for _, e := range w.log {
+	for i, e := range w.log {
 		switch e := e.(type) {
 		case time.Time:
 			p := s.Schedule(e)
 			if !reflect.DeepEqual(p, w.plans[k]) {
-				w.t.Fatalf("replay: plan %d differs:\n%+v\n%+v", k, p, w.plans[k])
+				w.t.Fatalf("replay (refused events skipped: %v): plan %d differs:\n%+v\n%+v", skipRefused, k, p, w.plans[k])
 			}
 			k++
 		case Event:
+			if skipRefused && w.refusedAt[i] {
+				continue
+			}
 			_ = s.Apply(e)
 		case reloadMark:
 			_ = s.Apply(ConfigReplaced{Config: e.cfg})
 			cur = e.cfg
 		case restartMark:
-			s = restore(w.t, s, cur)
+			s = restore(w.t, s, cur, nil)
 		}
 	}
 }
 
+// TestPropInvariants: every event kind and configuration knob, node
+// events included; the invariants after every event and pass; the same
+// plans on replay. More checks: go test -run Prop -rapid.checks=20000.
 func TestPropInvariants(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		w := runWorld(t, true)
+	propCheck(t, append(slices.Clone(worldKinds), nodeKinds...), func(t *rapid.T, cov *coverage) {
+		w := runWorld(t, cov, true)
 		w.replay()
 	})
 }
 
 func TestPropReserveAndLiveness(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		w := runWorld(t, false)
+	propCheck(t, worldKinds, func(t *rapid.T, cov *coverage) {
+		w := runWorld(t, cov, false)
 		w.checkLiveness()
 		w.replay()
 	})
@@ -828,8 +975,8 @@ func sortedHolds(h []relHold) []relHold {
 // past the reservation's start. Every event kind of the other property
 // tests is generated (node events, reloads and restarts included).
 func TestPropBackfill(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		w := runWorldBF(t, true, true)
+	propCheck(t, append(slices.Clone(worldKinds), nodeKinds...), func(t *rapid.T, cov *coverage) {
+		w := runWorldBF(t, cov, true, true)
 		w.replay()
 	})
 }
@@ -838,8 +985,8 @@ func TestPropBackfill(t *testing.T) {
 // and a node's room waits only for jobs ahead of it (Priority) or for a
 // reservation it would delay.
 func TestPropBackfillLiveness(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		w := runWorldBF(t, false, true)
+	propCheck(t, worldKinds, func(t *rapid.T, cov *coverage) {
+		w := runWorldBF(t, cov, false, true)
 		w.checkLiveness()
 		w.replay()
 	})
@@ -868,8 +1015,12 @@ func (w *world) shareHolds() map[string]shareHold {
 func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	t := w.t
 	started := map[string]bool{}
+	startedGPUs := map[string]int{} // a share's starts in this pass, before or after the preemption
 	for _, st := range plan.Starts {
 		started[st.Share] = true
+		for _, a := range st.Allocs {
+			startedGPUs[st.Share] += len(a.GPUs)
+		}
 	}
 	type victimOf struct {
 		other bool   // a victim of another kind, or for another share
@@ -899,7 +1050,7 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 			t.Fatalf("fair-share preemption of %s for %s with fair share %v, fair preemption %v\n%s", pr.Victim, pr.For, w.s.cfg.FairShare, w.s.cfg.FairPreemption, w.dump())
 		}
 		sh := j.share
-		if sh.cfg.Strategy != LendAndBorrow || before[sh.cfg.Name].usage+j.total() <= sh.quota() {
+		if sh.cfg.Strategy != LendAndBorrow || before[sh.cfg.Name].usage+startedGPUs[sh.cfg.Name]+j.total() <= sh.quota() {
 			t.Fatalf("fair-share preemption for %s of share %s (%v, usage %d, quota %d): not a borrower\n%s", j.ID, sh.cfg.Name, sh.cfg.Strategy, before[sh.cfg.Name].usage, sh.quota(), w.dump())
 		}
 		if v.share == sh {
