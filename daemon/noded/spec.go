@@ -88,6 +88,15 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	if err := checkNodeFile(nodes, j.Resources.MPIProcs); err != nil {
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: %w", ErrBadOrder, j.ID, err)
 	}
+	// The script's interpreter is checked before anything is written: a
+	// refused order leaves no directory behind.
+	seenScript := path.Join(jobFilesDir, scriptFile)
+	var scriptCmd []string
+	if !j.Interactive && j.Script != "" {
+		if scriptCmd, err = scriptArgs(j.Script, j.Shell, seenScript); err != nil {
+			return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
+		}
+	}
 
 	if err := os.MkdirAll(in.JobDir, 0o700); err != nil {
 		return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
@@ -121,11 +130,8 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 		if err := writeFileAtomic(script, []byte(j.Script), 0o644); err != nil {
 			return runtime.Spec{}, fmt.Errorf("job %s: script: %w", j.ID, err)
 		}
-		seen := path.Join(jobFilesDir, scriptFile)
-		mounts = append(mounts, runtime.Mount{Source: script, Dest: seen, ReadOnly: true})
-		if args, err = scriptArgs(j.Script, j.Shell, seen); err != nil {
-			return runtime.Spec{}, fmt.Errorf("job %s: %w", j.ID, err)
-		}
+		mounts = append(mounts, runtime.Mount{Source: script, Dest: seenScript, ReadOnly: true})
+		args = scriptCmd
 	}
 
 	var devices []string
