@@ -19,6 +19,11 @@ const (
 	StateArray    State = "B" // array job with subjobs running
 )
 
+// ReasonNodeUnreachable is the Reason of a running job whose node the
+// controller has not heard from for node_timeout: it stays running (the
+// node stops it once its job lease runs out) until RequeueAt.
+const ReasonNodeUnreachable = "NodeUnreachable"
+
 // Owner is who submitted a job, as the kernel told the controller.
 type Owner struct {
 	User   string   `json:"user"`
@@ -138,6 +143,10 @@ type Job struct {
 	Stopping string  `json:"stopping,omitempty"`
 	Reason   string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
 	Allocs   []Alloc `json:"allocs,omitempty"`
+	// RequeueAt: a running job whose node is unreachable
+	// (ReasonNodeUnreachable) goes back to the queue then, once the node's
+	// job lease has surely run out, unless the node comes back first.
+	RequeueAt time.Time `json:"requeue_at,omitzero"`
 	// Estimated is a pending job's reservation (backfill): when the
 	// scheduling core expects it to start and on which nodes and GPUs
 	// (PBS's estimated.start_time and estimated.exec_vnode). qstat's

@@ -57,6 +57,18 @@ type NodeMsg struct {
 	SessionAddr string `json:"session_addr,omitempty"`
 	// Session is MsgSession's order.
 	Session *SessionOrder `json:"session_order,omitempty"`
+	// The job lease (daemon/noded/lease.go). Seq (hello, a node's
+	// heartbeat) numbers the node's messages on a connection, from 1 up.
+	// Ack (welcome, the controller's heartbeat) is the highest Seq the
+	// controller has received on the connection, and Lease the job lease
+	// it grants: the node's jobs may run until Lease after the instant it
+	// sent message Ack, and no longer unless a later one is acknowledged.
+	// Zero: the peer predates leases (a node without Seq is not fenced; a
+	// controller without Lease grants none, and such a node fences
+	// nothing).
+	Seq   uint64        `json:"seq,omitempty"`
+	Ack   uint64        `json:"ack,omitempty"`
+	Lease time.Duration `json:"lease,omitempty"`
 }
 
 // GPU is one GPU a node reports.
@@ -105,6 +117,9 @@ type RunningJob struct {
 	// Error (exited) is why it ended, if not by itself (OOM killed,
 	// walltime, a lost session), as JobStateMsg.Error.
 	Error string `json:"error,omitempty"`
+	// Stop (exited) is the node's own stop that ended it, as
+	// JobStateMsg.Stop.
+	Stop StopReason `json:"stop,omitempty"`
 }
 
 // JobStateMsg reports a change of a job on a node.
@@ -121,7 +136,12 @@ type JobStateMsg struct {
 	// Refusal (failed): the job itself is refused (a path its user may
 	// not use): it fails at once instead of being retried.
 	Refusal StartRefusal `json:"refusal,omitempty"`
-	Time    time.Time    `json:"time"`
+	// Stop (exited) is the node's own stop that ended the run:
+	// StopLease when the node stopped it because its job lease ran out
+	// (the controller requeues it as a job that lost its node), StopNone
+	// otherwise.
+	Stop StopReason `json:"stop,omitempty"`
+	Time time.Time  `json:"time"`
 }
 
 // StartOrder tells a node to run its part of a job.

@@ -34,13 +34,14 @@ const (
 	StopFailed    StopReason = "failed"    // another node's part of the job failed
 	StopWalltime  StopReason = "walltime"  // the node's own: the run used up its walltime
 	StopUnknown   StopReason = "unknown"   // the controller does not know the job
+	StopLease     StopReason = "lease"     // the node's own: its job lease ran out (it lost the controller)
 	StopNone      StopReason = ""          // no stop: a remove order (MsgRemove) carries none
 )
 
 // UnmarshalText accepts only the StopReason constants.
 func (r *StopReason) UnmarshalText(b []byte) error {
 	switch v := StopReason(b); v {
-	case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopNone:
+	case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopLease, StopNone:
 		*r = v
 		return nil
 	}

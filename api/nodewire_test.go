@@ -31,7 +31,7 @@ func TestNodeWireEnums(t *testing.T) {
 	reasons := []struct {
 		in string
 		ok bool
-	}{{"deleted", true}, {"preempted", true}, {"failed", true}, {"walltime", true}, {"unknown", true}, {"", true},
+	}{{"deleted", true}, {"preempted", true}, {"failed", true}, {"walltime", true}, {"unknown", true}, {"lease", true}, {"", true},
 		{"another node of the job failed", false}, {"Deleted", false}}
 	for _, c := range reasons {
 		t.Run("reason/"+c.in, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestNodeWireEnums(t *testing.T) {
 // FuzzNodeWireEnums: each decoder yields one of its constants or an
 // error, and what it yields encodes back to itself.
 func FuzzNodeWireEnums(f *testing.F) {
-	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "bad_secret", "", "x", "secret", "path"} {
+	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "lease", "bad_secret", "", "x", "secret", "path"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -73,7 +73,7 @@ func FuzzNodeWireEnums(f *testing.F) {
 		var r StopReason
 		if err := json.Unmarshal(b, &r); err == nil {
 			switch r {
-			case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopNone:
+			case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopLease, StopNone:
 			default:
 				t.Fatalf("reason %q decoded to %q", s, r)
 			}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // namespaceRE is containerd's namespace rule (identifiers.Validate),
@@ -146,15 +147,38 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 		}
 		t.errAt(key, "node_timeout (%v) must be longer than heartbeat_interval (%v)", c.NodeTimeout, c.HeartbeatInterval)
 	}
+	c.JobLease = t.jobLease(c.NodeTimeout, ntOK)
 	if d, ok := t.duration("history", c.History); ok {
 		c.History = d
 	}
 	c.DefaultShare = t.strDefault("default_share", "") // checked against the shares by config
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
-		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "history",
+		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "job_lease", "history",
 		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
 		"client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen")
 	return c
+}
+
+// jobLease reads job_lease: how long a node keeps its jobs running without
+// hearing from the controller. It must be longer than node_timeout (when
+// that is valid, ntOK), since the controller marks a silent node down at
+// node_timeout and requeues its jobs only once their lease has run out.
+// Unset, it is DefaultJobLease, or twice node_timeout when that is longer.
+func (t *table) jobLease(nodeTimeout time.Duration, ntOK bool) time.Duration {
+	def := max(DefaultJobLease, 2*nodeTimeout)
+	d, ok := t.duration("job_lease", def)
+	if !ok {
+		return def
+	}
+	switch {
+	case d <= 0:
+		t.errf("job_lease", "must be positive")
+	case d > MaxJobLease:
+		t.errf("job_lease", "%v is longer than %v", d, MaxJobLease)
+	case ntOK && d <= nodeTimeout:
+		t.errf("job_lease", "job_lease (%v) must be longer than node_timeout (%v)", d, nodeTimeout)
+	}
+	return d
 }
 
 func (l *loader) runtime(t *table) Runtime {

@@ -43,6 +43,12 @@ type Cluster struct {
 	Metrics           string        // host:port for Prometheus /metrics; "" = off
 	CheckpointRoot    string        // per-job checkpoint directories live below it (a node may set its own)
 	Mounts            []Mount       // bind-mounted into every job of every partition
+	// JobLease is how long a node keeps running its jobs without its
+	// lease renewed by the controller's acknowledgement of its heartbeats:
+	// by then it has stopped them (SIGTERM a fence grace before, SIGKILL at
+	// the end), and only then does the controller requeue the jobs of a
+	// silent node. Longer than NodeTimeout.
+	JobLease time.Duration
 	// DefaultShare takes the jobs submitted without -q (PBS's
 	// default_queue); "" refuses them.
 	DefaultShare string
@@ -179,6 +185,8 @@ const (
 	DefaultSecretFile        = "/etc/sharq/secret"
 	DefaultHeartbeatInterval = 5 * time.Second
 	DefaultNodeTimeout       = 30 * time.Second
+	DefaultJobLease          = 2 * time.Minute
+	MaxJobLease              = 24 * time.Hour
 	DefaultHistory           = 7 * 24 * time.Hour
 	DefaultCheckpointRoot    = "/var/lib/sharq/checkpoints"
 	DefaultMungeSocket       = "/run/munge/munge.socket.2"

@@ -67,6 +67,7 @@ func TestGoodConfigs(t *testing.T) {
 				SecretFile:        DefaultSecretFile,
 				HeartbeatInterval: 5 * time.Second,
 				NodeTimeout:       30 * time.Second,
+				JobLease:          2 * time.Minute,
 				History:           168 * time.Hour,
 				CheckpointRoot:    DefaultCheckpointRoot,
 				Spool:             SpoolBolt,
@@ -119,7 +120,7 @@ func TestGoodConfigs(t *testing.T) {
 		{"full.toml", func(t *testing.T, c *Config) {
 			cl := c.Cluster
 			if cl.Name != "big-0" || cl.Listen != "[::]:7000" || cl.Controller != "[::1]:7000" ||
-				cl.Metrics != ":9120" || cl.History != 36*time.Hour || cl.NodeTimeout != time.Minute ||
+				cl.Metrics != ":9120" || cl.History != 36*time.Hour || cl.NodeTimeout != time.Minute || cl.JobLease != 5*time.Minute ||
 				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" || cl.DefaultShare != "x" ||
 				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) ||
 				cl.ClientListen != "[::]:7001" || !reflect.DeepEqual(cl.Servers, []string{"[::1]:7001"}) ||
@@ -192,7 +193,7 @@ func TestGoodConfigs(t *testing.T) {
 			}
 		}},
 		{"inline.toml", func(t *testing.T, c *Config) {
-			if c.Cluster.Name != "inl" || c.Cluster.NodeTimeout != 3*time.Second || c.Runtime.Namespace != "ns-1" {
+			if c.Cluster.Name != "inl" || c.Cluster.NodeTimeout != 3*time.Second || c.Cluster.JobLease != 2*time.Minute || c.Runtime.Namespace != "ns-1" {
 				t.Errorf("cluster = %+v, runtime = %+v", c.Cluster, c.Runtime)
 			}
 			if len(c.Nodes) != 2 || c.Nodes[1].Partition != "p" || !reflect.DeepEqual(c.Nodes[0].ExtraDevices, []string{"/dev/a", "/dev/b"}) {

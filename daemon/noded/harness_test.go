@@ -72,6 +72,9 @@ type ctl struct {
 	refusal  string // welcome error for every hello while set
 	refusals int
 	changed  chan struct{}
+	// lease, when set, is granted in the welcome, and each peer
+	// acknowledges the node's heartbeats while it acks (peer.setAcking).
+	lease time.Duration
 }
 
 func newCtl(t *testing.T, secret string, tc *tls.Config) *ctl {
@@ -118,6 +121,10 @@ func (c *ctl) handshake(nc net.Conn) {
 	}
 	w := api.NodeMsg{V: api.Version, Type: api.MsgWelcome}
 	c.mu.Lock()
+	lease := c.lease
+	if lease > 0 {
+		w.Ack, w.Lease = hello.Seq, lease
+	}
 	switch {
 	case hello.Type != api.MsgHello || hello.Secret != c.secret:
 		w.Error, w.Code = "bad secret", api.RefusedSecret
@@ -134,7 +141,7 @@ func (c *ctl) handshake(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	p := &peer{conn: nc, hello: hello, changed: make(chan struct{})}
+	p := &peer{conn: nc, hello: hello, changed: make(chan struct{}), lease: lease, acking: lease > 0, lastAck: hello.Seq}
 	go p.read(dec)
 	c.peers <- p
 }
@@ -194,6 +201,17 @@ type peer struct {
 	health  string // of the last heartbeat
 	closed  bool
 	changed chan struct{} // closed and replaced on every message
+	lease   time.Duration // granted with every acknowledgement
+	acking  bool          // heartbeats are acknowledged
+	lastAck uint64        // the last number acknowledged
+}
+
+// setAcking turns the acknowledgements of the node's heartbeats on or off
+// (off: the controller's side of a link that lost the node's messages).
+func (p *peer) setAcking(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.acking = on
 }
 
 func (p *peer) read(dec *api.Decoder) {
@@ -207,6 +225,14 @@ func (p *peer) read(dec *api.Decoder) {
 		case m.Type == api.MsgHeartbeat:
 			p.beats++
 			p.health = m.Health
+			if p.lease > 0 {
+				// Not acking: the last number acknowledged again, as a
+				// controller that no longer receives the node's messages.
+				if p.acking {
+					p.lastAck = m.Seq
+				}
+				api.Encode(p.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Ack: p.lastAck, Lease: p.lease})
+			}
 		case m.Type == api.MsgJobState && m.JobState != nil:
 			p.states = append(p.states, *m.JobState)
 		}

@@ -151,6 +151,7 @@ func Run(ctx context.Context, o Options) error {
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
 		mounts: mounts, hostImg: hostImg, health: newHealth(),
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
+		lease: newLease(bootTime),
 	}
 	defer sup.shutdown()
 	defer cancel()
@@ -170,6 +171,22 @@ func Run(ctx context.Context, o Options) error {
 		sup.probe(ctx)
 	}
 	sup.adopted.Store(adopted)
+	// The lease the node still holds: it does not begin anew with the
+	// daemon (its containers did not).
+	rec, err := loadLease(dir)
+	if err != nil {
+		log.Error("cannot read the job lease; taking it as lost", "err", err)
+	}
+	running := !adopted || sup.anyRunning()
+	sup.lease.restore(rec, running, o.Config.Cluster.JobLease)
+	if st := sup.lease.state(); st.held {
+		log.Info("job lease", "fence_in", st.fence-st.now, "ends_in", st.end-st.now, "from_file", rec != nil)
+	}
+	sup.wg.Add(1)
+	go func() {
+		defer sup.wg.Done()
+		sup.guardLease(sctx)
+	}()
 	sup.wg.Add(1)
 	go func() {
 		defer sup.wg.Done()
@@ -238,12 +255,12 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // runningJobs converts the runtime's containers for a hello.
-func runningJobs(tasks []runtime.Task, why func(id string, run int) string) []api.RunningJob {
+func runningJobs(tasks []runtime.Task, why func(id string, run int) (string, api.StopReason)) []api.RunningJob {
 	out := make([]api.RunningJob, 0, len(tasks))
 	for _, t := range tasks {
 		r := api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus}
 		if r.Exited && why != nil {
-			r.Error = why(t.JobID, t.Run)
+			r.Error, r.Stop = why(t.JobID, t.Run)
 		}
 		out = append(out, r)
 	}

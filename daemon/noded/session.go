@@ -70,10 +70,11 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		c.sup.out.supersede(tasks)
 	}
 	inv := c.inv.Inventory
+	c.sup.lease.connect()
 	hello := api.NodeMsg{
 		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
 		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.health.get(),
-		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(),
+		Error: strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(),
 	}
 	if err := c.send(nc, hello); err != nil {
 		return false, fmt.Errorf("node %s: hello: %w", c.node, err)
@@ -98,6 +99,12 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	if err := c.epochs.observe(w.Epoch); err != nil {
 		return false, fmt.Errorf("%w: controller %s: %w", ErrRefused, nc.RemoteAddr(), err)
+	}
+	if w.Lease > 0 {
+		c.sup.renewed(c.sup.lease.ack(w.Ack, w.Lease))
+	} else {
+		c.sup.lease.drop()
+		c.log.Warn("the controller grants no job lease (it is older than this sharqd): the jobs here are not stopped when the node loses it")
 	}
 	nc.SetReadDeadline(time.Time{})
 	c.log.Info("connected to the controller", "remote", nc.RemoteAddr().String(), "containers", len(tasks), "epoch", w.Epoch)
@@ -160,7 +167,7 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 
 // heartbeat1 sends one heartbeat, with the node's health.
 func (c *conn) heartbeat1(nc net.Conn) error {
-	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now()}
+	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now(), Seq: c.sup.lease.send()}
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
 	}
@@ -199,7 +206,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
 	switch m.Type {
-	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSession:
+	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSession, api.MsgHeartbeat:
 		if err := c.epochs.check(m.Epoch); err != nil {
 			c.log.Warn("order refused", "type", m.Type, "err", err)
 			return
@@ -237,7 +244,12 @@ func (c *conn) dispatch(m api.NodeMsg) {
 			return
 		}
 		s.sessions.grant(m.Session)
-	case api.MsgWelcome, api.MsgHeartbeat:
+	case api.MsgHeartbeat:
+		// The controller's acknowledgement renews the lease (lease.go).
+		if m.Lease > 0 {
+			s.renewed(s.lease.ack(m.Ack, m.Lease))
+		}
+	case api.MsgWelcome:
 	default:
 		c.log.Warn("unexpected message from the controller", "type", m.Type)
 	}

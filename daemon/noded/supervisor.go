@@ -74,6 +74,8 @@ type supervisor struct {
 	starting *starting // start orders taken and not yet handled (starting.go)
 	health   *health
 	adopted  atomic.Bool // the node's containers are re-adopted (Run, watchHealth)
+	lease    *lease      // the job lease (lease.go, fence.go)
+	leaseMu  sync.Mutex  // one write of the lease file at a time
 
 	mu     sync.Mutex
 	jobs   map[string]*job
@@ -122,6 +124,10 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	if why := s.health.get(); why != "" {
 		s.failNode(id, run, why)
+		return
+	}
+	if s.lease.state().due() {
+		s.failNode(id, run, errLeaseStart)
 		return
 	}
 	if j := s.get(id); j != nil {
@@ -223,9 +229,12 @@ func (s *supervisor) adoptTask(t runtime.Task, rec *jobRecord) {
 	j := &job{rec: *rec, running: t.Running, status: t.ExitStatus}
 	s.put(j)
 	if !t.Running {
-		if rec.StopReason == reasonWalltime {
+		switch rec.StopReason {
+		case reasonWalltime:
 			j.err = errWalltime
-		} else {
+		case reasonLease:
+			j.err = errLease
+		default:
 			j.err = s.oomKilled(t.JobID)
 		}
 		log.Info("re-adopted an exited job container", "exit_status", t.ExitStatus)
@@ -359,6 +368,9 @@ func (s *supervisor) exited(j *job, status int, why string) {
 	if why == "" && j.rec.StopReason == reasonSessionLost {
 		why = errSessionLost
 	}
+	if why == "" && j.rec.StopReason == reasonLease {
+		why = errLease
+	}
 	j.err = why
 	s.log.Info("job exited", "job", j.rec.JobID, "run", j.rec.Run, "exit_status", status, "error", why)
 	s.reportCurrent(j)
@@ -470,7 +482,7 @@ func (s *supervisor) removeJob(j *job) error {
 func (s *supervisor) reportCurrent(j *job) {
 	m := api.JobStateMsg{JobID: j.rec.JobID, Run: j.rec.Run, State: stateRunning, Time: j.rec.Started}
 	if !j.running {
-		m.State, m.ExitStatus, m.Error, m.Time = stateExited, j.status, j.err, time.Now()
+		m.State, m.ExitStatus, m.Error, m.Stop, m.Time = stateExited, j.status, j.err, stopOf(j), time.Now()
 	}
 	s.out.push(m)
 }
@@ -569,23 +581,27 @@ func (s *supervisor) awaitPrimary(j *job) {
 }
 
 // exitError is why an exited run ended, as its exit report says ("" if by
-// itself or unknown), read behind the job's queued work.
-func (s *supervisor) exitError(id string, run int) string {
-	var why string
+// itself or unknown), and the node's own stop that ended it, read behind
+// the job's queued work.
+func (s *supervisor) exitError(id string, run int) (why string, stop api.StopReason) {
 	done := make(chan struct{})
 	s.serial.Do(id, func() {
 		defer close(done)
 		j := s.get(id)
 		switch {
 		case j == nil || j.rec.Run != run:
+			return
 		case !j.running:
 			why = j.err
 		case j.rec.StopReason == reasonWalltime:
 			why = errWalltime // its exit is not handled yet
 		case j.rec.StopReason == reasonSessionLost:
 			why = errSessionLost
+		case j.rec.StopReason == reasonLease:
+			why = errLease
 		}
+		stop = stopOf(j)
 	})
 	<-done
-	return why
+	return why, stop
 }
