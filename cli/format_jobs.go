@@ -307,6 +307,9 @@ func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
 		if j.Reason != "" {
 			attr("comment", j.Reason)
 		}
+		if !j.RequeueAt.IsZero() {
+			attr("requeue_time", at(j.RequeueAt)) // unless its node comes back (NodeUnreachable)
+		}
 		if e := j.Estimated; e != nil {
 			attr("estimated.exec_vnode", execVnode(e.Allocs, r))
 			attr("estimated.start_time", at(e.StartTime))

@@ -67,6 +67,12 @@ type Controller struct {
 	met            *metrics
 	limits         *connLimits
 
+	// jobLeaseNs is cfg.Cluster.JobLease, granted in every answer to a
+	// node (lease.go); leaseFloor (loop) is until when a node may still
+	// hold a longer lease granted before a reload shortened it.
+	jobLeaseNs atomic.Int64
+	leaseFloor time.Time
+
 	ops chan *op
 
 	// Everything below is owned by the loop goroutine.
@@ -177,6 +183,7 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 	c.cfg, c.auth = cfg, a
 	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
 	c.heartbeatNs.Store(int64(cfg.Cluster.HeartbeatInterval))
+	c.setJobLease(cfg.Cluster.JobLease)
 	if b, err := os.ReadFile(cfg.File); err == nil {
 		c.cfgText = string(b)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
 const twoShares = `
@@ -147,12 +148,18 @@ func TestNodeTimeoutRequeues(t *testing.T) {
 	n1.expect(api.MsgStart)
 	n2 := tc.attachNode("n2")
 	// n1 goes silent (no heartbeats) while n2 keeps beating: almost
-	// node_timeout passes, n2 beats, and then the rest of it passes.
+	// node_timeout passes, n2 beats, and then the rest of it passes; n1
+	// is down, and its job waits for n1's job lease to run out.
 	tc.advance(testNodeTimeout - time.Second)
 	beat := tc.clock.now()
 	n2.send(api.NodeMsg{Type: api.MsgHeartbeat})
 	tc.heard("n2", beat)
 	tc.advance(2 * time.Second)
+	j := tc.job(id)
+	if j.State != api.StateRunning || j.Reason != api.ReasonNodeUnreachable || j.RequeueAt.IsZero() {
+		t.Fatalf("at node_timeout: state %s, reason %q, requeue at %v; want running, unreachable, a time", j.State, j.Reason, j.RequeueAt)
+	}
+	tc.advanceBeating(j.RequeueAt.Sub(tc.clock.now())+time.Second, n2)
 	m := n2.expect(api.MsgStart)
 	if m.Start.Job.ID != id || m.Start.Run != 1 {
 		t.Fatalf("n2 got %+v", m)
@@ -204,7 +211,8 @@ func TestNodeSilenceJudgedOnControllerClock(t *testing.T) {
 	if j := tc.job(id); j.State != api.StateRunning || j.NodeFailures != 0 {
 		t.Fatalf("before node_timeout: state %s, node failures %d", j.State, j.NodeFailures)
 	}
-	// Past it: down, connection closed, the job requeued as a node failure.
+	// Past it: down, connection closed; the job is requeued as a node
+	// failure once the node's job lease has run out.
 	tc.advance(20 * time.Millisecond)
 	select {
 	case m, ok := <-n1.msgs:
@@ -214,8 +222,12 @@ func TestNodeSilenceJudgedOnControllerClock(t *testing.T) {
 	case <-time.After(testWait):
 		t.Fatal("the lost node's connection stayed open")
 	}
+	if j := tc.job(id); j.State != api.StateRunning || j.NodeFailures != 0 || j.Reason != api.ReasonNodeUnreachable {
+		t.Fatalf("after node_timeout: state %s, reason %q, node failures %d; want running, unreachable, 0", j.State, j.Reason, j.NodeFailures)
+	}
+	tc.advance(conf.DefaultJobLease + 2*time.Second)
 	if j := tc.job(id); j.State != api.StateQueued || j.NodeFailures != 1 {
-		t.Fatalf("after node_timeout: state %s, node failures %d; want queued, 1", j.State, j.NodeFailures)
+		t.Fatalf("after the job lease: state %s, node failures %d; want queued, 1", j.State, j.NodeFailures)
 	}
 }
 

@@ -302,6 +302,11 @@ type scriptedNode struct {
 	dec  *api.Decoder
 	msgs chan api.NodeMsg
 	wmu  sync.Mutex // one message written at a time
+	// welcome is the controller's answer to the hello; acks get the
+	// controller's heartbeats that acknowledge a message (Ack set), as
+	// many as fit.
+	welcome api.NodeMsg
+	acks    chan api.NodeMsg
 }
 
 func (tc *testCluster) attachNode(name string, running ...api.RunningJob) *scriptedNode {
@@ -323,7 +328,7 @@ func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
 	if err != nil {
 		tc.t.Fatal(err)
 	}
-	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100)}
+	n := &scriptedNode{t: tc.t, name: name, conn: conn, dec: api.NewDecoder(conn), msgs: make(chan api.NodeMsg, 100), acks: make(chan api.NodeMsg, 100)}
 	tc.t.Cleanup(func() { conn.Close() })
 	hello.Type, hello.Secret = api.MsgHello, testSecret
 	n.send(hello)
@@ -331,6 +336,7 @@ func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
 	if err := n.dec.Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error != "" {
 		tc.t.Fatalf("welcome: %v %+v", err, w)
 	}
+	n.welcome = w
 	go func() {
 		defer close(n.msgs)
 		for {
@@ -339,6 +345,12 @@ func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
 				return
 			}
 			if m.Type == api.MsgHeartbeat {
+				if m.Ack != 0 {
+					select {
+					case n.acks <- m:
+					default:
+					}
+				}
 				continue // the controller's keep-alive, every interval
 			}
 			n.msgs <- m

@@ -23,6 +23,7 @@ type part struct {
 	startFailed bool
 	nodeFault   bool // the start failed because of the node (api.JobStateMsg.NodeFault)
 	refused     bool // the node refused the job itself (api.JobStateMsg.Refusal): no retry
+	leaseStop   bool // the node stopped it as its job lease ran out (api.StopLease)
 	status      int
 	err         string
 }

@@ -130,8 +130,8 @@ func (c *Controller) updateJobMetrics(now time.Time) {
 	}
 	for _, n := range c.core.Nodes() {
 		up := 0.0
-		if n.Up {
-			up = 1
+		if cn := c.nodes[n.Name]; n.Up && (cn == nil || !cn.silent) {
+			up = 1 // a silent node is down, though the core still holds its jobs
 		}
 		c.met.nodeUp.WithLabelValues(n.Name, n.Partition).Set(up)
 	}

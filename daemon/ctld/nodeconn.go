@@ -3,6 +3,7 @@ package ctld
 import (
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
@@ -37,10 +38,18 @@ type nodeConn struct {
 	epoch     int64
 	heartbeat time.Duration
 
+	// lease is the job lease granted with every heartbeat (the
+	// controller's current job_lease).
+	lease *atomic.Int64
+
 	mu       sync.Mutex
 	queue    []api.NodeMsg
 	inflight map[runKey]bool // starts sent and not yet answered
 	wake     chan struct{}   // one pending wake-up for the writer
+	// ack is the node's last message number received (api.NodeMsg.Seq),
+	// acknowledged by the next heartbeat; ackDue: one goes out now.
+	ack    uint64
+	ackDue bool
 }
 
 // runKey names one run of a job.
@@ -49,8 +58,8 @@ type runKey struct {
 	run int
 }
 
-func newNodeConn(name string, c net.Conn, epoch int64, heartbeat time.Duration) *nodeConn {
-	nc := &nodeConn{name: name, c: c, done: make(chan struct{}), epoch: epoch, heartbeat: heartbeat,
+func newNodeConn(name string, c net.Conn, epoch int64, heartbeat time.Duration, lease *atomic.Int64) *nodeConn {
+	nc := &nodeConn{name: name, c: c, done: make(chan struct{}), epoch: epoch, heartbeat: heartbeat, lease: lease,
 		inflight: map[runKey]bool{}, wake: make(chan struct{}, 1)}
 	go nc.writer()
 	return nc
@@ -75,6 +84,32 @@ func (nc *nodeConn) answered(job string, run int) {
 	if found {
 		nc.poke()
 	}
+}
+
+// acknowledge has a heartbeat acknowledge the node's message seq at once
+// (the loop calls it once it has recorded the message: the node's lease
+// then runs from before the controller last heard from it).
+func (nc *nodeConn) acknowledge(seq uint64) {
+	nc.mu.Lock()
+	if seq > nc.ack {
+		nc.ack, nc.ackDue = seq, true
+	}
+	nc.mu.Unlock()
+	nc.poke()
+}
+
+// beat is a heartbeat acknowledging the node's last message; due reports
+// whether an acknowledgement was waiting.
+func (nc *nodeConn) beat() (m api.NodeMsg, due bool) {
+	nc.mu.Lock()
+	ack, due := nc.ack, nc.ackDue
+	nc.ackDue = false
+	nc.mu.Unlock()
+	m = api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now(), Ack: ack}
+	if nc.lease != nil {
+		m.Lease = time.Duration(nc.lease.Load())
+	}
+	return m, due
 }
 
 func (nc *nodeConn) poke() {
@@ -127,6 +162,10 @@ func (nc *nodeConn) writer() {
 	defer hb.Stop()
 	for {
 		for {
+			// Not queued: an acknowledgement never waits behind orders.
+			if m, due := nc.beat(); due && !nc.write(m) {
+				return
+			}
 			m, ok := nc.next()
 			if !ok {
 				break
@@ -140,7 +179,7 @@ func (nc *nodeConn) writer() {
 			return
 		case <-hb.C:
 			// Not queued: a heartbeat never waits behind held starts.
-			if !nc.write(api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}) {
+			if m, _ := nc.beat(); !nc.write(m) {
 				return
 			}
 		case <-nc.wake:

@@ -32,8 +32,13 @@ type node struct {
 	// drained is an admin's drain. The core's drain is either (syncDrain).
 	unhealthy string
 	drained   bool
-	// deadline: a node not heard from by then is marked down (its jobs requeued).
+	// deadline (after a restart): a node not heard from by then is silent.
 	deadline time.Time
+	// silent: marked down at node_timeout (drained in the core) while its
+	// jobs run on until requeueAt, when its job lease has run out
+	// (lease.go).
+	silent    bool
+	requeueAt time.Time
 	// sessionAddr is where the node serves sessions ("" = it does not).
 	sessionAddr string
 }
@@ -109,7 +114,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
-	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat())
+	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat(), &c.jobLeaseNs)
 	defer nc.close()
 	var refused error
 	if err := c.do(ctx, func() { refused = c.nodeHello(nc, &hello) }); err != nil {
@@ -190,7 +195,11 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	if n.conn != nil && n.conn != nc {
 		n.conn.close()
 	}
-	n.conn, n.lastSeen, n.inventory = nc, now, h.Inventory
+	n.conn, n.lastSeen, n.inventory, n.deadline = nc, now, h.Inventory, time.Time{}
+	c.unsilence(n, now)
+	if h.Seq == 0 {
+		c.log.Warn("node holds no job lease (its sharqd is older): cut off from the controller, it keeps its jobs running after they are requeued", "node", h.Node)
+	}
 	n.sessionAddr = sessionAddr(h.SessionAddr, nc.remoteIP())
 	n.problems = nil
 	gpus := cn.GPUs
@@ -249,7 +258,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		n.up = true
 		c.log.Info("node up", "node", h.Node, "gpus", gpus)
 	}
-	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now})
+	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now, Ack: h.Seq, Lease: c.jobLease()})
 
 	c.setHealth(n, h.Health)
 
@@ -260,6 +269,9 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		if j == nil || !j.running() || j.parts[h.Node] == nil || r.Run != j.Runs-1 {
 			// Not a run we know of on this node: stop it; its exit is then
 			// answered with a remove.
+			if r.Exited && r.Stop == api.StopLease {
+				c.log.Info("node stopped a run as its job lease ran out; the job was requeued meanwhile", "node", h.Node, "job", r.JobID, "run", r.Run)
+			}
 			if !r.Exited {
 				c.sendNode(h.Node, api.NodeMsg{Type: api.MsgStop, Stop: &api.StopOrder{JobID: r.JobID, Reason: api.StopUnknown}})
 			} else {
@@ -268,6 +280,9 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			continue
 		}
 		if r.Exited {
+			if r.Stop == api.StopLease {
+				j.parts[h.Node].leaseStop = true
+			}
 			c.partExited(j, h.Node, r.ExitStatus, r.Error, false, now)
 		} else if j.Stopping != "" {
 			c.stopJob(j, api.StopReason(j.Stopping)) // a stop may have been lost with the old connection
@@ -314,6 +329,9 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	n.lastSeen = now
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
+		if m.Seq > 0 {
+			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it
+		}
 	}
 	if m.Type != api.MsgJobState || m.JobState == nil {
 		return
@@ -334,6 +352,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
 		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
+		j.parts[nc.name].leaseStop = s.State == api.RunExited && s.Stop == api.StopLease
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == api.RunFailed, now)
 	}
 }
@@ -361,7 +380,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		j.Stopping = string(api.StopFailed)
 		c.stopJob(j, api.StopFailed)
 	}
-	failedStart, jobFault, refused := false, false, false
+	failedStart, jobFault, refused, leaseStop := false, false, false, false
 	for _, q := range j.parts {
 		if !q.exited {
 			return // the others are still stopping
@@ -369,8 +388,15 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		failedStart = failedStart || q.startFailed
 		jobFault = jobFault || (q.startFailed && !q.nodeFault)
 		refused = refused || (q.startFailed && q.refused)
+		leaseStop = leaseStop || q.leaseStop
 	}
 	c.needPass = true
+	if leaseStop && (j.Stopping == "" || j.Stopping == string(api.StopFailed)) {
+		// A node stopped its part as its job lease ran out: the job lost
+		// that node (the other parts were stopped for it).
+		c.nodeLost(j, now, "its node stopped it: the job lease ran out")
+		return
+	}
 	if failedStart && !jobFault {
 		// Every failure was the node's (its runtime is down): not the
 		// job's fault, so it does not count.
@@ -405,6 +431,17 @@ func (c *Controller) startFailed(j *job, refused bool) {
 	c.needPass = true
 }
 
+// nodeLost puts a job whose node stopped it back in the queue, counted
+// as a node failure (as sched.NodeDown counts its jobs).
+func (c *Controller) nodeLost(j *job, now time.Time, why string) {
+	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID), NodeLost: true}); err != nil {
+		c.log.Error("requeue", "job", j.ID, "err", err)
+		return
+	}
+	c.backToQueue(j, now, "requeued: "+why)
+	c.needPass = true
+}
+
 // lostJob puts a job whose run vanished back in the queue, without counting
 // a preemption.
 func (c *Controller) lostJob(j *job, now time.Time, why string) {
@@ -416,28 +453,28 @@ func (c *Controller) lostJob(j *job, now time.Time, why string) {
 	c.needPass = true
 }
 
-// checkNodes marks silent nodes down; the core requeues their jobs.
+// checkNodes marks nodes silent for node_timeout down (lease.go), and
+// has the core requeue their jobs once their job lease has run out.
 func (c *Controller) checkNodes(now time.Time) {
 	timeout := c.nodeTimeout()
 	for _, cn := range c.cfg.Nodes {
 		n := c.node(cn.Name)
 		switch {
+		case n.silent && !now.Before(n.requeueAt):
+			c.log.Warn("node still silent, its job lease has run out: its jobs requeued", "node", n.name, "silent", now.Sub(n.lastSeen).Round(time.Second))
+			c.nodeDown(n)
+		case n.silent:
 		case n.up && now.Sub(n.lastSeen) > timeout:
-			c.log.Warn("node silent: marked down, its jobs requeued", "node", n.name, "silent", now.Sub(n.lastSeen).Round(time.Second))
+			c.silence(n, n.lastSeen, now)
+			c.log.Warn("node silent: marked down, its jobs wait for its job lease to run out", "node", n.name,
+				"silent", now.Sub(n.lastSeen).Round(time.Second), "requeue_at", n.requeueAt)
 		case !n.up && !n.deadline.IsZero() && now.After(n.deadline):
-			c.log.Warn("node did not come back after the controller restarted: its jobs requeued", "node", n.name)
-		default:
-			continue
+			// The controller before this one renewed its lease until
+			// it stopped, before this one started.
+			c.silence(n, c.startedAt, now)
+			c.log.Warn("node did not come back after the controller restarted: its jobs wait for its job lease to run out", "node", n.name,
+				"requeue_at", n.requeueAt)
 		}
-		n.up, n.deadline = false, time.Time{}
-		if n.conn != nil {
-			n.conn.close()
-			n.conn = nil
-		}
-		if err := c.core.Apply(sched.NodeDown{Node: n.name}); err != nil {
-			c.log.Error("node down", "node", n.name, "err", err)
-		}
-		c.needPass = true
 	}
 }
 
@@ -462,7 +499,7 @@ func (c *Controller) setHealth(n *node, why string) {
 // syncDrain drains the node in the core while an admin drained it or it is
 // unhealthy, and resumes it otherwise.
 func (c *Controller) syncDrain(n *node) error {
-	want := n.drained || n.unhealthy != ""
+	want := n.drained || n.unhealthy != "" || n.silent
 	for _, ni := range c.core.Nodes() {
 		if ni.Name == n.name && ni.Drained == want {
 			return nil
@@ -486,6 +523,10 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 		if n := c.nodes[ni.Name]; n != nil {
 			st.Inventory, st.Problems, st.LastSeen = n.inventory, n.problems, n.lastSeen
 			switch {
+			case n.silent:
+				st.State = "down"
+				st.Problems = append(st.Problems, fmt.Sprintf("unreachable: its jobs are requeued at %s unless it comes back",
+					n.requeueAt.UTC().Format(time.RFC3339)))
 			case n.drained:
 				st.State = "drained"
 			case n.unhealthy != "" && ni.Up:

@@ -271,7 +271,7 @@ func timesWord(n int) string {
 // backToQueue ends a job's run and makes it pending again.
 func (c *Controller) backToQueue(j *job, now time.Time, what string) {
 	c.accountRun(j, now)
-	j.State, j.Allocs, j.parts, j.Stopping, j.Reason = api.StateQueued, nil, nil, "", ""
+	j.State, j.Allocs, j.parts, j.Stopping, j.Reason, j.RequeueAt = api.StateQueued, nil, nil, "", "", time.Time{}
 	// Where the core will prefer to restart it: the node holding its
 	// checkpoint, in a partition whose checkpoints are node-local.
 	if info, ok := c.core.Job(sched.JobID(j.ID)); ok && info.Job.PreferNode != j.CheckpointNode {
@@ -289,7 +289,7 @@ func (c *Controller) finish(j *job, now time.Time, status *int, reason, what str
 	c.accountRun(j, now)
 	stopping := j.Stopping
 	j.State, j.Reason, j.ExitStatus, j.EndTime = api.StateFinished, reason, status, now
-	j.parts, j.Stopping = nil, ""
+	j.parts, j.Stopping, j.RequeueAt = nil, "", time.Time{}
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.refund(j)

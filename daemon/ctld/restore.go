@@ -60,8 +60,10 @@ func (c *Controller) restore(ctx context.Context) error {
 			}
 		}
 	}
-	// Nodes that ran jobs have node_timeout to say hello; after that their
-	// jobs are requeued.
+	// Nodes that ran jobs have node_timeout to say hello; after that they
+	// are silent (lease.go): their jobs are requeued once the job lease
+	// they may hold, renewed by the controller before this one at the
+	// latest, has run out.
 	deadline := now.Add(c.nodeTimeout())
 	for _, j := range all {
 		if j.running() {

@@ -256,6 +256,10 @@ func (s *Scheduler) requeued(e Requeued) error {
 		s.stopped(j, 0, stopExited)
 		return nil
 	}
+	if e.NodeLost {
+		s.stopped(j, 0, stopNodeLost)
+		return nil
+	}
 	s.unhold(j)
 	s.requeue(j, stopExited)
 	return nil

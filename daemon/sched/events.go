@@ -45,8 +45,13 @@ type StartFailed struct {
 }
 
 // Requeued puts a running job back in its queue at its original position,
-// without counting a preemption (e.g. its start failed on the node).
-type Requeued struct{ ID JobID }
+// without counting a preemption (e.g. its start failed on the node). With
+// NodeLost it counts as losing its node, as NodeDown's jobs do (its node
+// stopped it: the node's job lease ran out).
+type Requeued struct {
+	ID       JobID
+	NodeLost bool
+}
 
 // PriorityChanged sets a job's priority; it is re-evaluated at the next pass.
 type PriorityChanged struct {
