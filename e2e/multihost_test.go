@@ -69,16 +69,33 @@ type mhCluster struct {
 	workdir string // alice's home, shared by every host (like NFS)
 	bobdir  string
 	server  string // the controller's client address
+	// timing is the [cluster] keys of heartbeats, node_timeout and
+	// job_lease.
+	timing string
+	// runtimes are the node hosts' containerd sockets and namespaces.
+	runtimes map[string][2]string
 }
 
+// mhTiming is the cluster's usual timing: node_timeout well above any
+// pause of a loaded machine.
+const mhTiming = `heartbeat_interval = "1s"
+node_timeout = "20s"
+`
+
 func newMHCluster(t *testing.T) *mhCluster {
+	t.Helper()
+	return newMHClusterTimed(t, mhTiming)
+}
+
+// newMHClusterTimed is newMHCluster with the given timing keys.
+func newMHClusterTimed(t *testing.T, timing string) *mhCluster {
 	t.Helper()
 	static := staticClients(t)
 	dir, err := os.MkdirTemp("", "sharq-mh-")
 	must(t, err)
 	must(t, os.Chmod(dir, 0o755))
 	c := &mhCluster{t: t, dir: dir, munge: map[string]*munged.Daemon{}, conf: map[string]string{},
-		nodes: map[string]*exec.Cmd{}, logs: &logBuffer{}}
+		nodes: map[string]*exec.Cmd{}, logs: &logBuffer{}, timing: timing}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	c.lab = newLab(t, "ctl", "n1", "n2", "login")
 	ctl := c.lab.hosts["ctl"]
@@ -109,6 +126,7 @@ func newMHCluster(t *testing.T) *mhCluster {
 	// Each node host runs its own containerd, in its namespace: a job
 	// container shares its node's network (the shim's).
 	runtimes := map[string][2]string{} // host -> socket, namespace
+	c.runtimes = runtimes
 	for _, h := range []string{"n1", "n2"} {
 		var d *testenv.Daemon
 		must(t, inNetns(c.lab.hosts[h].NS, func() error {
@@ -167,9 +185,7 @@ controller = "%s:6820"
 client_listen = %q
 munge_socket = %q
 secret_file = %q
-heartbeat_interval = "1s"
-node_timeout = "20s"
-checkpoint_root = %q
+%scheckpoint_root = %q
 
 [runtime]
 containerd_socket = %q
@@ -203,7 +219,7 @@ name = "a"
 partition = "gpu"
 gpus = 16
 users = ["*"]
-`, filepath.Join(c.dir, "spool"), sock, ctl, ctl, c.server, mungeSock, filepath.Join(c.dir, "secret"),
+`, filepath.Join(c.dir, "spool"), sock, ctl, ctl, c.server, mungeSock, filepath.Join(c.dir, "secret"), c.timing,
 		filepath.Join(c.dir, "ckpt"), ctrSock, ns, clientBin, testenv.BusyboxRef,
 		quoteAll(gpuDevs[:8]), quoteAll(gpuDevs[8:16]))
 }
