@@ -96,6 +96,11 @@ func (s *Scheduler) pass(p *partition) {
 	if len(scan) == 0 {
 		return
 	}
+	// Each pass is its own scan (a Schedule call may pass over a
+	// partition more than once): a job examined again in a later pass of
+	// the same call is listed again, so that the pass after forgets no
+	// reason it set.
+	s.scanSeq++
 	if len(p.resvs) > 0 {
 		s.dropScanned(p, full)
 	}
@@ -183,7 +188,7 @@ func (s *Scheduler) pass(p *partition) {
 	for _, sh := range scan {
 		sh.inScan = false
 		for _, j := range sh.lastScanned {
-			if j.scanGen != s.gen && !j.gone && j.state == Pending && j.inReady && j.share == sh {
+			if j.scanGen != s.scanSeq && !j.gone && j.state == Pending && j.inReady && j.share == sh {
 				s.setReason(j, ReasonPriority)
 			}
 		}
@@ -214,8 +219,8 @@ func (s *Scheduler) examinedAs(sh *share, j *job, r Reason) {
 	if k := s.shapeOf(j); seenReason(sh.seen, k) == ReasonNone {
 		sh.seen = append(sh.seen, seenShape{k, r})
 	}
-	if j.scanGen != s.gen {
-		j.scanGen = s.gen
+	if j.scanGen != s.scanSeq {
+		j.scanGen = s.scanSeq
 		sh.scanned = append(sh.scanned, j)
 	}
 }
@@ -244,8 +249,8 @@ func (s *Scheduler) skipGone(sh *share) {
 				sh.skippedCand = true
 			}
 			s.setReason(j, r)
-			if j.scanGen != s.gen {
-				j.scanGen = s.gen
+			if j.scanGen != s.scanSeq {
+				j.scanGen = s.scanSeq
 				sh.scanned = append(sh.scanned, j)
 			}
 		}

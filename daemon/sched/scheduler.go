@@ -29,6 +29,7 @@ type Scheduler struct {
 	plan      Plan
 	now       time.Time
 	gen       uint64
+	scanSeq   uint64 // passes so far (job.scanGen)
 	inPass    bool
 	drop      []*job // queue removals deferred to the end of a pass
 

@@ -21,12 +21,12 @@ type job struct {
 	failedFlag  bool // some subjob failed (array parents)
 
 	// pending bookkeeping
-	inReady   bool   // in its share's queue
-	timeOK    bool   // NotBefore has passed
-	depsOK    bool   // every dependency satisfied
-	neverFits bool   // the core set HoldSystem: the request can never fit
-	nfReason  Reason // why, while neverFits
-	scanGen   uint64
+	inReady   bool          // in its share's queue
+	timeOK    bool          // NotBefore has passed
+	depsOK    bool          // every dependency satisfied
+	neverFits bool          // the core set HoldSystem: the request can never fit
+	nfReason  Reason        // why, while neverFits
+	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
 

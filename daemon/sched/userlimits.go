@@ -94,8 +94,8 @@ func (s *Scheduler) skipUserLimited(sh *share, j *job) bool {
 		return false
 	}
 	s.setReason(j, r)
-	if j.scanGen != s.gen {
-		j.scanGen = s.gen
+	if j.scanGen != s.scanSeq {
+		j.scanGen = s.scanSeq
 		sh.scanned = append(sh.scanned, j)
 	}
 	c := &sh.cur
@@ -116,8 +116,8 @@ func (s *Scheduler) skipUserLimited(sh *share, j *job) bool {
 			x := t.c.job()
 			if x.inReady && x.state == Pending && x.nom == nil {
 				s.setReason(x, r)
-				if x.scanGen != s.gen {
-					x.scanGen = s.gen
+				if x.scanGen != s.scanSeq {
+					x.scanGen = s.scanSeq
 					sh.scanned = append(sh.scanned, x)
 				}
 				t.marks++
