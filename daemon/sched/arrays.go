@@ -79,6 +79,9 @@ func (s *Scheduler) checkArrayDone(p *job) {
 		return
 	}
 	if p.state == Pending {
+		if p.nom != nil {
+			s.releaseNom(p.nom)
+		}
 		s.queueRemove(p)
 		p.share.pending--
 		p.state = Running
@@ -97,6 +100,11 @@ func (s *Scheduler) checkArrayDone(p *job) {
 // runs.
 func (s *Scheduler) noIndexLeft(p *job) {
 	if p.state == Pending {
+		if p.nom != nil {
+			// It preempted for an index that is gone: nothing may
+			// start on its victims' GPUs for it.
+			s.releaseNom(p.nom)
+		}
 		s.queueRemove(p)
 		p.share.pending--
 		p.state = Running
