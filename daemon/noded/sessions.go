@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/internal/conns"
 	"github.com/sharq-hpc/sharq/internal/munge"
 	"github.com/sharq-hpc/sharq/runtime"
 	"github.com/sharq-hpc/sharq/session"
@@ -30,6 +31,11 @@ const (
 	maxTokens = 1024
 	// maxSessionConns bounds the session connections of a node at once.
 	maxSessionConns = 256
+	// maxPendingPerAddr bounds the connections of one address that have
+	// not presented a session's token yet: one host (anyone who can reach
+	// the port, not only the cluster's users) holding idle connections for
+	// their hello wait takes that many of the maxSessionConns, not all.
+	maxPendingPerAddr = 16
 	// helloWait bounds the wait for a client's Hello.
 	helloWait = 10 * time.Second
 	// tokenWait is how long a Hello waits for its token, which the
@@ -66,12 +72,14 @@ type sessions struct {
 	primary map[string]bool        // jobs whose own session has connected (once)
 	told    map[string]*runNotices // what each job's run was told (notices.go)
 	conns   int
+	pending *conns.Limiter // per remote address: connections without a token yet
 }
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
-		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{}}
+		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{},
+		pending: conns.NewLimiter("session connections without a token from", maxPendingPerAddr)}
 }
 
 // grant records a token the controller sent.
@@ -164,23 +172,49 @@ func (s *sessions) serve(ctx context.Context, l net.Listener) {
 			s.conns++
 		}
 		s.mu.Unlock()
+		var release func()
+		if !full {
+			if release, err = s.pending.Acquire(remoteHost(c.RemoteAddr())); err != nil {
+				s.mu.Lock()
+				s.conns--
+				s.mu.Unlock()
+				full = true
+			}
+		}
 		if full {
 			c.Close()
 			continue
 		}
 		go func() {
 			defer func() {
+				release()
 				s.mu.Lock()
 				s.conns--
 				s.mu.Unlock()
 			}()
-			s.handle(ctx, c)
+			s.handleAuth(ctx, c, release)
 		}()
 	}
 }
 
+// remoteHost is the address a connection comes from, without its port.
+func remoteHost(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
 // handle runs one session connection.
-func (s *sessions) handle(ctx context.Context, c net.Conn) {
+func (s *sessions) handle(ctx context.Context, c net.Conn) { s.handleAuth(ctx, c, func() {}) }
+
+// handleAuth is handle, calling authenticated once the connection has
+// presented a good token (and, where needed, its MUNGE credential).
+func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated func()) {
 	defer c.Close()
 	remote := c.RemoteAddr().String()
 	w := session.NewWriter(c)
@@ -227,6 +261,7 @@ func (s *sessions) handle(ctx context.Context, c net.Conn) {
 			return
 		}
 	}
+	authenticated()
 	j, err := s.waitJob(ctx, o)
 	if err != nil {
 		refuse("%v", err)

@@ -2,6 +2,7 @@ package noded
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net"
 	"strings"
@@ -79,5 +80,70 @@ func TestSessionRefusals(t *testing.T) {
 	}
 	if len(s.tokens) != 0 {
 		t.Errorf("%d tokens left after every one was presented", len(s.tokens))
+	}
+}
+
+// TestSessionPendingPerAddress: one address holds at most
+// maxPendingPerAddr session connections that have shown no token; the next
+// is closed at once, and a slot comes back when one of them goes. (The
+// port once let one host hold all maxSessionConns idle for their hello
+// wait, so no one reached a session on the node.)
+func TestSessionPendingPerAddress(t *testing.T) {
+	s := newSessions(nil, nil, "", slog.New(slog.DiscardHandler))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.serve(ctx, l)
+	defer l.Close()
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// closed says whether the server closed c (EOF) rather than waiting
+	// for its hello.
+	closed := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+	var idle []net.Conn
+	for range maxPendingPerAddr {
+		idle = append(idle, dial())
+	}
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	// Every one of them is held (the accept loop has counted them all once
+	// the last one is seen waiting).
+	if closed(idle[len(idle)-1]) {
+		t.Fatalf("connection %d of one address closed", maxPendingPerAddr)
+	}
+	over := dial()
+	defer over.Close()
+	if !closed(over) {
+		t.Fatalf("connection %d of one address held: the cap is %d", maxPendingPerAddr+1, maxPendingPerAddr)
+	}
+	idle[0].Close()
+	// Its handler sees the close, refuses and gives the slot back.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.pending.Held("127.0.0.1") >= maxPendingPerAddr {
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed connection's slot did not come back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	again := dial()
+	defer again.Close()
+	if closed(again) {
+		t.Fatalf("a new connection after one closed was refused")
 	}
 }
