@@ -72,6 +72,8 @@ type Controller struct {
 	// hold a longer lease granted before a reload shortened it.
 	jobLeaseNs atomic.Int64
 	leaseFloor time.Time
+	// leaseKept is the lease recorded in the spool (lease.go).
+	leaseKept time.Duration
 
 	ops chan *op
 

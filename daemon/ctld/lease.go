@@ -1,6 +1,8 @@
 package ctld
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -28,6 +30,60 @@ func (c *Controller) setJobLease(d time.Duration) {
 		}
 	}
 	c.jobLeaseNs.Store(int64(d))
+}
+
+// leaseKey is where the spool keeps the longest job lease a node may still
+// hold, so that a restarted controller (or the next leader) waits for it
+// even when job_lease was shortened meanwhile.
+const leaseKey = "job-lease"
+
+// leaseRecord is leaseKey's value.
+type leaseRecord struct {
+	Lease time.Duration `json:"lease_ns"`
+}
+
+// restoreLease reads the longest lease granted before this controller
+// started: nodes may hold it until that long after the start. Runs in restore,
+// before any node is served.
+func (c *Controller) restoreLease(ctx context.Context) error {
+	b, err := c.sp.State(ctx, leaseKey)
+	if err != nil {
+		return fmt.Errorf("spool state %s: %w", leaseKey, err)
+	}
+	if b != nil {
+		var r leaseRecord
+		if err := json.Unmarshal(b, &r); err != nil || r.Lease < 0 {
+			return fmt.Errorf("spool state %s: %q is not a job lease", leaseKey, b)
+		}
+		c.leaseKept = r.Lease
+		if until := c.startedAt.Add(r.Lease); r.Lease > c.jobLease() && until.After(c.leaseFloor) {
+			c.leaseFloor = until
+		}
+	}
+	return c.keepLease(ctx, c.jobLease())
+}
+
+// keepLease records in the spool, before nodes are granted job lease d,
+// the longest lease a node may hold: d, the one granted until now, or a
+// longer one granted before while it may still be held (until
+// leaseFloor). Synced: a controller that starts after a crash waits for it.
+func (c *Controller) keepLease(ctx context.Context, d time.Duration) error {
+	want := max(d, c.jobLease())
+	if c.leaseKept > want && c.now().Before(c.leaseFloor) {
+		want = c.leaseKept
+	}
+	if want == c.leaseKept {
+		return nil
+	}
+	b, err := json.Marshal(leaseRecord{Lease: want})
+	if err != nil {
+		return err
+	}
+	if err := c.sp.SetState(ctx, leaseKey, b); err != nil {
+		return fmt.Errorf("spool state %s: %w", leaseKey, err)
+	}
+	c.leaseKept = want
+	return nil
 }
 
 // jobLease is the lease granted to nodes now.
@@ -75,14 +131,16 @@ func (c *Controller) silence(n *node, from, now time.Time) {
 	c.needPass = true
 }
 
-// unsilence: node n said hello while silent; its jobs carry on.
+// unsilence: node n said hello; if it was silent, its jobs carry on. Its
+// jobs lose the NodeUnreachable reason either way (a record written
+// before a controller restart may carry it).
 func (c *Controller) unsilence(n *node, now time.Time) {
-	if !n.silent {
-		return
-	}
-	n.silent, n.requeueAt = false, time.Time{}
-	if err := c.syncDrain(n); err != nil {
-		c.log.Error("node back", "node", n.name, "err", err)
+	if n.silent {
+		n.silent, n.requeueAt = false, time.Time{}
+		if err := c.syncDrain(n); err != nil {
+			c.log.Error("node back", "node", n.name, "err", err)
+		}
+		c.log.Info("node back before its jobs were requeued", "node", n.name)
 	}
 	for _, j := range c.jobsOn(n.name) {
 		if j.Reason == api.ReasonNodeUnreachable {
@@ -91,7 +149,6 @@ func (c *Controller) unsilence(n *node, now time.Time) {
 			c.markDirty(j.ID)
 		}
 	}
-	c.log.Info("node back before its jobs were requeued", "node", n.name)
 }
 
 // nodeDown marks n down in the core, which requeues its jobs.

@@ -2,6 +2,8 @@ package ctld
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +237,45 @@ func TestLeaseShortenedByReload(t *testing.T) {
 	// The reload's own reading of the clock comes just after reloaded.
 	if j := tc.job(id); j.RequeueAt.Before(want) || j.RequeueAt.After(want.Add(time.Second)) {
 		t.Fatalf("requeue at %v, want the old lease's end %v", j.RequeueAt, want)
+	}
+}
+
+// TestLeaseKeptAcrossRestart: job_lease shortened and the controller
+// restarted at once: the longer lease the nodes may still hold is in the
+// spool, and a silent node's job waits for it; once it has run out the
+// spool holds the shorter one.
+func TestLeaseKeptAcrossRestart(t *testing.T) {
+	tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
+	n1 := tc.attachNode("n1")
+	id := tc.submit("a", 4, nil)
+	m := n1.expect(api.MsgStart)
+	n1.report(id, m.Start.Run, api.RunRunning, 0)
+	tc.waitHistory(id, "container started on n1")
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shorter := strings.Replace(string(text), leaseKeys, "job_lease = \"11m\"\n", 1)
+	if shorter == string(text) {
+		t.Fatal("could not set job_lease")
+	}
+	if err := os.WriteFile(tc.conf, []byte(shorter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.restart()
+	var started time.Time
+	if err := tc.ctl.do(context.Background(), func() { started = tc.ctl.startedAt }); err != nil {
+		t.Fatal(err)
+	}
+	n2 := tc.attachNode("n2")
+	tc.advanceBeating(testNodeTimeout+time.Second, n2)
+	want := started.Add(testLease + leaseMargin)
+	if j := tc.job(id); !j.RequeueAt.Equal(want) {
+		t.Fatalf("requeue at %v, want the kept lease's end %v", j.RequeueAt, want)
+	}
+	tc.advanceBeating(want.Sub(tc.clock.now())+time.Second, n2)
+	b, err := tc.ctl.sp.State(context.Background(), leaseKey)
+	if err != nil || string(b) != fmt.Sprintf(`{"lease_ns":%d}`, int64(11*time.Minute)) {
+		t.Fatalf("kept lease %s %v, want 11m once the old one has run out", b, err)
 	}
 }

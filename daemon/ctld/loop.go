@@ -188,6 +188,12 @@ func (c *Controller) flush() error {
 func (c *Controller) tick() {
 	now := c.now()
 	c.checkNodes(now)
+	if c.leaseKept > c.jobLease() && !now.Before(c.leaseFloor) {
+		// No node holds the longer lease any more.
+		if err := c.keepLease(bgctx, c.jobLease()); err != nil {
+			c.log.Error("record the job lease", "err", err)
+		}
+	}
 	if t, ok := c.core.NextWake(); ok && !now.Before(t) {
 		c.needPass = true
 	}

@@ -160,6 +160,7 @@ func (nc *nodeConn) write(m api.NodeMsg) bool {
 func (nc *nodeConn) writer() {
 	hb := time.NewTicker(nc.heartbeat)
 	defer hb.Stop()
+	welcomed := false
 	for {
 		for {
 			// Not queued: an acknowledgement never waits behind orders.
@@ -173,12 +174,19 @@ func (nc *nodeConn) writer() {
 			if !nc.write(m) {
 				return
 			}
+			welcomed = true
 		}
 		select {
 		case <-nc.done:
 			return
 		case <-hb.C:
-			// Not queued: a heartbeat never waits behind held starts.
+			// Not queued: a heartbeat never waits behind held starts. None
+			// before the welcome (the first message queued), which a loop
+			// busy past an interval has not queued yet: the node takes
+			// only a welcome first.
+			if !welcomed {
+				continue
+			}
 			if m, _ := nc.beat(); !nc.write(m) {
 				return
 			}

@@ -582,6 +582,10 @@ func (c *Controller) replaceConfig(cfg *conf.Config) error {
 	if cfg.Cluster.Name != c.cfg.Cluster.Name {
 		return fmt.Errorf("%w: cluster name cannot change (%q to %q): job ids depend on it", ErrConfig, c.cfg.Cluster.Name, cfg.Cluster.Name)
 	}
+	// Recorded before nodes are granted it (lease.go).
+	if err := c.keepLease(bgctx, cfg.Cluster.JobLease); err != nil {
+		return err
+	}
 	if err := c.core.Apply(sched.ConfigReplaced{Config: cfg.Sched()}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -76,6 +76,9 @@ func (c *Controller) restore(ctx context.Context) error {
 		c.log.Info("restored jobs from the spool", "jobs", len(all))
 	}
 	c.replayHistory()
+	if err := c.restoreLease(ctx); err != nil {
+		return fmt.Errorf("restore the job lease: %w", err)
+	}
 	if err := c.restoreUsage(ctx); err != nil {
 		return fmt.Errorf("restore fair share usage: %w", err)
 	}
