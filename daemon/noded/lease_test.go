@@ -243,3 +243,29 @@ func TestBootTimeAdvances(t *testing.T) {
 		t.Fatalf("CLOCK_BOOTTIME read %v then %v", a, b)
 	}
 }
+
+// FuzzLeaseFile: whatever the lease file holds, loadLease gives a record
+// or none, and the lease restored from it never ends later than its
+// bound after now.
+func FuzzLeaseFile(f *testing.F) {
+	for _, s := range []string{`{"renewed_boottime_ns":1000,"lease_ns":120000000000}`, `{"renewed_boottime_ns":-5,"lease_ns":1}`,
+		`{"lease_ns":9223372036854775807}`, `{`, ``, `null`, `[]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, leaseFile), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := loadLease(dir)
+		if err != nil {
+			t.Fatalf("loadLease: %v", err)
+		}
+		const now = 1000 * time.Second
+		l := newLease(func() time.Duration { return now })
+		l.restore(r, true, time.Minute)
+		if st := l.state(); st.held && (st.end > now+conf.MaxJobLease || st.fence > st.end) {
+			t.Fatalf("file %q: lease %+v", b, st)
+		}
+	})
+}
