@@ -72,10 +72,11 @@ func TestQsubJob(t *testing.T) {
 		{
 			name:  "directives",
 			args:  []string{"job.sh"},
-			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"},
+			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5,umask=027 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"},
 			want: func(dir string, j *api.JobSpec) {
 				j.Name, j.Share = "fromdir", "research"
-				j.Script = "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"
+				j.Script = "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5,umask=027 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"
+				j.Umask = "027"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 8, CPUsPerNode: 32, Walltime: time.Hour}
 				j.Join, j.Stdout, j.Stderr = "oe", filepath.Join(dir, "logs"), filepath.Join(dir, "logs")
 				j.Deps = []api.Dep{{Type: "afterok", On: "5"}}
