@@ -3,7 +3,6 @@ package sched
 import (
 	"flag"
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -38,13 +37,6 @@ func (c *coverage) add(kind string) {
 	c.n[kind]++
 	c.mu.Unlock()
 }
-
-// propStrict (SHARQ_PROP_STRICT=1) turns on the checks that still find
-// open issues (see /work/brief/notes/schedprop.md): a QuotaExhausted,
-// UserJobLimit or UserGPULimit reason that is no longer true after a pass,
-// a start counting memory on a node that reported other counts, and the
-// Resources/Fragmented oracle with the rarer events.
-var propStrict = os.Getenv("SHARQ_PROP_STRICT") != ""
 
 // propChecks is rapid's -rapid.checks (100 unless set).
 func propChecks() int {
@@ -388,7 +380,7 @@ func (w *world) checkStarts(p Plan, pre map[JobID]pendingEntry, nodesBefore map[
 			}
 			// What the job counts must have been free (every job counts a
 			// CPU on a node that accounts them; memory only if it asks).
-			if nd := w.s.nodeByName[a.Node]; (propStrict || !w.shrunkCap[a.Node]) && (nd.cpus > 0 && nd.usedCPU > nd.cpus || e.job.MemPerNode > 0 && nd.mem > 0 && nd.usedMem > nd.mem) {
+			if nd := w.s.nodeByName[a.Node]; nd.cpus > 0 && nd.usedCPU > nd.cpus || e.job.MemPerNode > 0 && nd.mem > 0 && nd.usedMem > nd.mem {
 				t.Fatalf("start %s on %s: its jobs hold %d CPUs and %d bytes; it has %d and %d\n%s", st.Job, a.Node, nd.usedCPU, nd.usedMem, nd.cpus, nd.mem, w.dump())
 			}
 		}
@@ -535,7 +527,7 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 			bad("%d GPUs, its share can hold %d", g, reach)
 		}
 	case ReasonQuota:
-		if propStrict && inCfg && u.InUse+g <= u.Quota {
+		if inCfg && u.InUse+g <= u.Quota {
 			bad("share %s holds %d of %d, the job asks %d", j.Share, u.InUse, u.Quota, g)
 		}
 	case ReasonBorrowLimit:
@@ -552,9 +544,6 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 			bad("its array does not run its %%max")
 		}
 	case ReasonUserJobLimit, ReasonUserGPULimit:
-		if !propStrict {
-			break
-		}
 		// What the user holds and has nominated in the share (the
 		// counters consistent() recounts from the jobs).
 		var n, gpus int

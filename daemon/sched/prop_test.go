@@ -140,7 +140,7 @@ func (w *world) schedule() Plan {
 	if w.walls {
 		w.checkReservations()
 	}
-	if err := w.s.reasonsTruthful(); err != nil && (propStrict || !w.rich) {
+	if err := w.s.reasonsTruthful(); err != nil {
 		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
 	}
 	return p
@@ -240,8 +240,8 @@ func (w *world) step(nodeEvents bool) {
 		w.reload()
 	case "restart":
 		for _, id := range w.s.sortedIDs() {
-			if j := w.s.jobs[id]; j.state == Pending && j.share.removed {
-				return // a pending job of a removed share cannot be submitted again
+			if j := w.s.jobs[id]; (j.state == Pending || j.arr != nil) && j.share.removed {
+				return // a pending job (or array) of a removed share cannot be submitted again
 			}
 			for _, n := range w.s.jobs[id].anodes {
 				if n.ghost {
@@ -292,8 +292,8 @@ func (w *world) step(nodeEvents bool) {
 			ev.CPUs = rapid.SampledFrom([]int{0, 1, 4}).Draw(w.t, "upCPUs")
 			ev.MemBytes = rapid.SampledFrom([]int64{0, 2, 16}).Draw(w.t, "upMem")
 		}
-		if ev.CPUs > 0 || ev.MemBytes > 0 {
-			w.shrunkCap[n.Name] = true
+		if ev.CPUs > 0 && n.CPUs == 0 || ev.MemBytes > 0 && n.MemBytes == 0 {
+			w.shrunkCap[n.Name] = true // the reported count is the node's (none declared)
 		}
 		for _, x := range w.s.Nodes() {
 			if x.Name == n.Name && ev.GPUs > 0 && ev.GPUs < x.GPUs {
@@ -496,7 +496,9 @@ func restore(t *rapid.T, old *Scheduler, cfg Config, cov *coverage) *Scheduler {
 			t.Fatalf("restore: adopt %s: %v", id, err)
 		}
 		cov.add("Adopted")
-		if info.State == Killing {
+		if info.State == Killing || old.jobs[id].cancelled {
+			// Deleted while running, or while being preempted (the
+			// controller's record says so; the view shows preempting).
 			killed = append(killed, id)
 		}
 	}
@@ -510,8 +512,14 @@ func restore(t *rapid.T, old *Scheduler, cfg Config, cov *coverage) *Scheduler {
 		if err := s.Apply(Submitted{Job: jb}); err != nil {
 			t.Fatalf("restore: submit %s: %v", id, err)
 		}
+		if old.jobs[id].arr != nil && old.jobs[id].cancelled {
+			killed = append(killed, id) // a deleted array whose subjobs still run
+		}
 	}
 	for _, id := range killed {
+		if _, ok := s.jobs[id]; !ok {
+			continue // an array with nothing left finished at once
+		}
 		if err := s.Apply(Cancelled{ID: id}); err != nil {
 			t.Fatalf("restore: cancel %s: %v", id, err)
 		}
@@ -761,9 +769,10 @@ func (w *world) checkLiveness() {
 		if !ok || info.State != Pending || info.Job.Array != nil || info.Job.Hold != 0 || info.Job.Nodes != 1 {
 			continue
 		}
-		// Waiting for its dependencies or begin time (checkReason checks
-		// those reasons), or selecting labels that only some nodes have.
-		if info.Reason == ReasonDependency || info.Job.NotBefore.After(w.now) || len(info.Job.Labels) > 0 {
+		// Waiting for its dependencies, begin time or array's %max
+		// (checkReason checks those reasons), or selecting labels that
+		// only some nodes have.
+		if info.Reason == ReasonDependency || info.Reason == ReasonArrayLimit || info.Job.NotBefore.After(w.now) || len(info.Job.Labels) > 0 {
 			continue
 		}
 		g := info.Job.GPUsPerNode
