@@ -54,18 +54,22 @@ func (r *StopReason) UnmarshalText(b []byte) error {
 type RefusalCode string
 
 const (
-	RefusedSecret   RefusalCode = "bad_secret"   // the secret does not match: retrying cannot help
-	RefusedVersion  RefusalCode = "bad_version"  // protocol version mismatch
-	RefusedNode     RefusalCode = "unknown_node" // the name is not in the configuration (yet)
-	RefusedOther    RefusalCode = "refused"      // anything else (a later attempt may pass)
-	RefusedNoReason RefusalCode = ""             // not refused
+	RefusedSecret  RefusalCode = "bad_secret"   // the secret does not match: retrying cannot help
+	RefusedVersion RefusalCode = "bad_version"  // protocol version mismatch
+	RefusedNode    RefusalCode = "unknown_node" // the name is not in the configuration (yet)
+	// RefusedCert: with mutual TLS, the node's certificate does not name
+	// the node it says hello as: retrying with the same certificate
+	// cannot help.
+	RefusedCert     RefusalCode = "bad_cert"
+	RefusedOther    RefusalCode = "refused" // anything else (a later attempt may pass)
+	RefusedNoReason RefusalCode = ""        // not refused
 )
 
 // UnmarshalText accepts the RefusalCode constants; a code this node does
 // not know (a newer controller's) reads as RefusedOther, so it retries.
 func (c *RefusalCode) UnmarshalText(b []byte) error {
 	switch v := RefusalCode(b); v {
-	case RefusedSecret, RefusedVersion, RefusedNode, RefusedOther, RefusedNoReason:
+	case RefusedSecret, RefusedVersion, RefusedNode, RefusedCert, RefusedOther, RefusedNoReason:
 		*c = v
 	default:
 		*c = RefusedOther

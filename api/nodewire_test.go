@@ -43,7 +43,7 @@ func TestNodeWireEnums(t *testing.T) {
 		})
 	}
 	codes := []struct{ in, want string }{{"bad_secret", "bad_secret"}, {"unknown_node", "unknown_node"},
-		{"bad_version", "bad_version"}, {"refused", "refused"}, {"", ""}, {"quota", "refused"}, {"secret", "refused"}}
+		{"bad_version", "bad_version"}, {"bad_cert", "bad_cert"}, {"refused", "refused"}, {"", ""}, {"quota", "refused"}, {"secret", "refused"}, {"cert", "refused"}}
 	for _, c := range codes {
 		t.Run("code/"+c.in, func(t *testing.T) {
 			var m NodeMsg
@@ -57,7 +57,7 @@ func TestNodeWireEnums(t *testing.T) {
 // FuzzNodeWireEnums: each decoder yields one of its constants or an
 // error, and what it yields encodes back to itself.
 func FuzzNodeWireEnums(f *testing.F) {
-	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "lease", "bad_secret", "", "x", "secret", "path"} {
+	for _, s := range []string{"running", "exited", "failed", "deleted", "walltime", "lease", "bad_secret", "bad_cert", "", "x", "secret", "path"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -83,12 +83,15 @@ func FuzzNodeWireEnums(f *testing.F) {
 			t.Fatalf("code %q: %v", s, err)
 		}
 		switch c {
-		case RefusedSecret, RefusedVersion, RefusedNode, RefusedOther, RefusedNoReason:
+		case RefusedSecret, RefusedVersion, RefusedNode, RefusedCert, RefusedOther, RefusedNoReason:
 		default:
 			t.Fatalf("code %q decoded to %q", s, c)
 		}
 		if c == RefusedSecret && s != string(RefusedSecret) {
 			t.Fatalf("%q read as bad_secret", s)
+		}
+		if c == RefusedCert && s != string(RefusedCert) {
+			t.Fatalf("%q read as bad_cert", s)
 		}
 		var sr StartRefusal
 		if err := json.Unmarshal(b, &sr); err != nil || (sr != StartMayRetry && sr != StartRefusedPath) {

@@ -386,7 +386,7 @@ func TestInteractiveTLS(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	must(t, os.Chmod(dir, 0o755))
-	cert, key := testcert.SelfSigned(t, dir)
+	cert, key := testcert.SelfSigned(t, dir, "n1") // one host: the controller (127.0.0.1) and node n1
 	c := newCluster(t, spec{
 		nodes:  []string{"n1"},
 		extra:  fmt.Sprintf("session_listen = \"127.0.0.1:0\"\ndefault_share = \"b\"\nclient_tls = true\ntls_cert = %q\ntls_key = %q\ntls_ca = %q", cert, key, cert),

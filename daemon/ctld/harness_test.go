@@ -30,6 +30,9 @@ type testCluster struct {
 	limits Limits // passed to New
 	clock  testClock
 	log    *slog.Logger // the controller's, when set before start
+	// dialNode, when set, is how the next scripted node connects (a TLS
+	// dialer with that node's certificate); unset: plain TCP.
+	dialNode func() (net.Conn, error)
 }
 
 // testWait bounds a test's wait for something that should happen: only a
@@ -324,7 +327,11 @@ func (tc *testCluster) attachNodeWith(name string, inv *api.Inventory, running .
 func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
 	tc.t.Helper()
 	name := hello.Node
-	conn, err := net.Dial("tcp", tc.listen)
+	dial := tc.dialNode
+	if dial == nil {
+		dial = func() (net.Conn, error) { return net.Dial("tcp", tc.listen) }
+	}
+	conn, err := dial()
 	if err != nil {
 		tc.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"crypto/x509"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,11 @@ type nodeConn struct {
 	c    net.Conn
 	done chan struct{} // closed when the connection is
 	once sync.Once
+
+	// isTLS: the connection is mutual TLS; cert is the node's verified
+	// leaf certificate (nodecert.go), which must name the node.
+	isTLS bool
+	cert  *x509.Certificate
 
 	// epoch goes in every message; a heartbeat goes out every interval,
 	// so that the node notices a controller that stopped (paused, gone).

@@ -116,12 +116,17 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	}
 	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat(), &c.jobLeaseNs)
 	defer nc.close()
+	nc.cert, nc.isTLS = peerCert(conn) // the handshake is done: the hello came through it
 	var refused error
 	if err := c.do(ctx, func() { refused = c.nodeHello(nc, &hello) }); err != nil {
 		return
 	}
 	if refused != nil {
-		c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "err", refused)
+		if nc.cert != nil {
+			c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "cert", certNames(nc.cert), "err", refused)
+		} else {
+			c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "err", refused)
+		}
 		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error(), Code: refusalCode(refused)})
 		return
 	}
@@ -189,6 +194,9 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	cn := c.cfg.Node(h.Node)
 	if cn == nil {
 		return &refusal{api.RefusedNode, fmt.Sprintf("node %q is not in the configuration", h.Node)}
+	}
+	if err := checkNodeCert(nc.isTLS, nc.cert, h.Node); err != nil {
+		return err
 	}
 	now := c.now()
 	n := c.node(h.Node)

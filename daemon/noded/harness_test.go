@@ -1,6 +1,7 @@
 package noded_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -69,7 +70,8 @@ type ctl struct {
 	peers    chan *peer
 	mu       sync.Mutex
 	conns    []net.Conn
-	refusal  string // welcome error for every hello while set
+	refusal  string          // welcome error for every hello while set
+	code     api.RefusalCode // its code (RefusedOther when unset)
 	refusals int
 	changed  chan struct{}
 	// lease, when set, is granted in the welcome, and each peer
@@ -129,7 +131,7 @@ func (c *ctl) handshake(nc net.Conn) {
 	case hello.Type != api.MsgHello || hello.Secret != c.secret:
 		w.Error, w.Code = "bad secret", api.RefusedSecret
 	case c.refusal != "":
-		w.Error, w.Code = c.refusal, api.RefusedOther
+		w.Error, w.Code = c.refusal, cmp.Or(c.code, api.RefusedOther)
 	}
 	if w.Error != "" {
 		c.refusals++
@@ -150,7 +152,14 @@ func (c *ctl) handshake(nc net.Conn) {
 func (c *ctl) refuse(why string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.refusal, c.refusals = why, 0
+	c.refusal, c.code, c.refusals = why, "", 0
+}
+
+// refuseWith makes the controller refuse every hello with why and code.
+func (c *ctl) refuseWith(code api.RefusalCode, why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refusal, c.code, c.refusals = why, code, 0
 }
 
 // awaitRefusals waits until n hellos were refused since refuse.

@@ -572,6 +572,14 @@ func TestRefusals(t *testing.T) {
 			t.Fatalf("Run = %v, want ErrBadSecret", err)
 		}
 	})
+	t.Run("a certificate that does not name the node is fatal", func(t *testing.T) {
+		e := newEnv(t)
+		e.ctl.refuseWith(api.RefusedCert, `the node's certificate names [n2], not node "n1"`)
+		d := e.run(t, "n1")
+		if err := d.result(t); !errors.Is(err, noded.ErrBadCert) || !strings.Contains(err.Error(), "names [n2]") {
+			t.Fatalf("Run = %v, want ErrBadCert with the controller's words", err)
+		}
+	})
 	t.Run("the code decides, not the words", func(t *testing.T) {
 		// A refusal whose text says "secret" and "authentication" but
 		// whose code is not bad_secret: the node retries (before the

@@ -25,6 +25,10 @@ var (
 	// ErrBadSecret: the controller refused the secret. Run returns it: a
 	// node with the wrong secret would be refused forever.
 	ErrBadSecret = errors.New("controller refused the node's secret")
+	// ErrBadCert: with mutual TLS, the controller refused the node's
+	// certificate because it does not name this node. Run returns it: the
+	// node would be refused forever with the certificate it loaded.
+	ErrBadCert = errors.New("controller refused the node's certificate: it does not name this node")
 )
 
 // Options configure Run.
@@ -66,7 +70,8 @@ const welcomeTimeout = 30 * time.Second
 // whenever the connection ends, until ctx is done. Containers keep running
 // when Run returns. Run returns nil when ctx ends, and an error for what
 // retrying cannot mend: a bad configuration or secret file, a state
-// directory in use, a secret the controller refuses (ErrBadSecret).
+// directory in use, a secret the controller refuses (ErrBadSecret), a
+// certificate it refuses (ErrBadCert).
 func Run(ctx context.Context, o Options) error {
 	if o.Config == nil || o.Runtime == nil {
 		return errors.New("noded: Options need a Config and a Runtime")
@@ -224,6 +229,10 @@ func Run(ctx context.Context, o Options) error {
 		redirects = 0
 		if errors.Is(err, ErrBadSecret) {
 			log.Error("the controller refused this node's secret", "err", err)
+			return fmt.Errorf("node %s: %w", o.Node, err)
+		}
+		if errors.Is(err, ErrBadCert) {
+			log.Error("the controller refused this node's TLS certificate: it must name the node (a DNS or IP subject alternative name equal to --node)", "tls_cert", o.Config.Cluster.TLSCert, "err", err)
 			return fmt.Errorf("node %s: %w", o.Node, err)
 		}
 		if errors.Is(err, errHelloAgain) {

@@ -92,6 +92,8 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		return false, &notLeaderError{from: nc.RemoteAddr().String(), leader: w.Leader, msg: w.Error}
 	case w.Code == api.RefusedSecret:
 		return false, fmt.Errorf("%w: %s", ErrBadSecret, w.Error)
+	case w.Code == api.RefusedCert:
+		return false, fmt.Errorf("%w: %s", ErrBadCert, w.Error)
 	case w.Error != "" || w.Code != api.RefusedNoReason:
 		return false, fmt.Errorf("%w: %s (%s)", ErrRefused, w.Error, w.Code)
 	case w.V != api.Version:
