@@ -109,7 +109,7 @@ func TestLeaseSurvivesRestart(t *testing.T) {
 
 	e.ctl.refuse("")
 	p2 := e.ctl.accept(t)
-	for !slices.ContainsFunc(p2.hello.Running, func(r api.RunningJob) bool { return r.JobID == o.Job.ID && r.Exited }) {
+	if !slices.ContainsFunc(p2.hello.Running, func(r api.RunningJob) bool { return r.JobID == o.Job.ID && r.Exited }) {
 		// The hello came before the exit: its report follows.
 		ex := p2.state(t, o.Job.ID, "exited")
 		if ex.Stop != api.StopLease {
