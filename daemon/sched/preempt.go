@@ -411,6 +411,12 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 			for _, v := range x.running {
 				if v.state == Running && v.startGen != s.gen {
 					cands = append(cands, v)
+				} else if v.state == Running {
+					// Started in this call: not preempted in the call
+					// that started it, but j must be looked at again in
+					// the next one (nothing else may make its share
+					// dirty: j became eligible in a later round).
+					sh.redirty = true
 				}
 			}
 		}
@@ -419,6 +425,8 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		for _, v := range sh.running {
 			if v.state == Running && v.Priority < j.Priority && v.startGen != s.gen {
 				cands = append(cands, v)
+			} else if v.state == Running && v.Priority < j.Priority {
+				sh.redirty = true
 			}
 		}
 	}

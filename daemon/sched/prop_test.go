@@ -710,14 +710,6 @@ func (w *world) checkLiveness() {
 	if len(w.jobsIn(Preempting, Killing)) > 0 || w.reloaded {
 		return
 	}
-	if w.rich && w.o.restarted {
-		// Open: a rich world after a restart once left an owner's
-		// within-quota job with Resources and no pass looking at it
-		// again, while a full pass would reclaim a pure borrower's
-		// place=excl node (see the schedprop note; the seed is kept
-		// there). Checked in every other world.
-		return
-	}
 	usage := map[string]ShareUsage{}
 	for _, u := range w.s.Shares() {
 		usage[u.Share] = u
