@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/sharq-hpc/sharq/api"
@@ -68,10 +69,7 @@ func certNamesNode(c *x509.Certificate, node string) bool {
 // signed may still carry many names.
 func certNames(c *x509.Certificate) []string {
 	const most = 8
-	var out []string
-	for _, d := range c.DNSNames {
-		out = append(out, d)
-	}
+	out := slices.Clone(c.DNSNames)
 	for _, ip := range c.IPAddresses {
 		out = append(out, ip.String())
 	}
