@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -55,8 +56,14 @@ func (s *Scheduler) submitted(e Submitted) error {
 		return fmt.Errorf("%w: %s", ErrDuplicateJob, jb.ID)
 	}
 	sh := s.shareByName[jb.Share]
-	if sh == nil || sh.removed {
+	if (sh == nil || sh.removed) && !e.Restored {
 		return fmt.Errorf("%w: job %s: unknown share %q", ErrInvalid, jb.ID, jb.Share)
+	}
+	if e.Restored {
+		jb.Deps = slices.DeleteFunc(jb.Deps, func(d Dep) bool {
+			_, _, unknown := s.depStatus(d)
+			return unknown && d.On != jb.ID
+		})
 	}
 	pid, idx, isSub := splitSubID(jb.ID)
 	if a := jb.Array; a != nil {
@@ -80,7 +87,10 @@ func (s *Scheduler) submitted(e Submitted) error {
 		return err
 	}
 
-	j := &job{Job: jb, share: sh, state: Pending}
+	if sh == nil {
+		sh = s.ghostShare(jb.Share, nil)
+	}
+	j := &job{Job: jb, share: sh, state: Pending, everStarted: e.Ran}
 	if a := jb.Array; a != nil {
 		j.arr = &arrayState{indices: a.Indices, maxRunning: a.MaxRunning}
 		for _, sj := range s.orphanSubs[jb.ID] {
@@ -128,25 +138,37 @@ func (s *Scheduler) adopted(e Adopted) error {
 	if len(e.Allocs) != jb.Nodes {
 		return fmt.Errorf("%w: job %s: %d allocations for %d nodes", ErrInvalid, jb.ID, len(e.Allocs), jb.Nodes)
 	}
-	var nodes []*node
+	var nodes []*node // nil: not configured (a ghost is made once all is checked)
 	var allocs []Alloc
-	for _, a := range e.Allocs {
-		n := s.nodeByName[a.Node]
-		if n == nil {
-			return fmt.Errorf("%w: %s (job %s)", ErrUnknownNode, a.Node, jb.ID)
+	for i, a := range e.Allocs {
+		if a.Node == "" || len(a.GPUs) != jb.GPUsPerNode ||
+			slices.ContainsFunc(e.Allocs[:i], func(b Alloc) bool { return b.Node == a.Node }) {
+			return fmt.Errorf("%w: job %s: allocation on %q does not match the request", ErrInvalid, jb.ID, a.Node)
 		}
-		if containsNode(nodes, n) || len(a.GPUs) != jb.GPUsPerNode {
-			return fmt.Errorf("%w: job %s: allocation on %s does not match the request", ErrInvalid, jb.ID, a.Node)
+		n := s.nodeByName[a.Node]
+		var held gpuSet
+		if n != nil {
+			held = n.held
 		}
 		var g gpuSet
 		for _, x := range a.GPUs {
-			if x < 0 || x >= maxNodeGPUs || g.has(x) || n.held.has(x) {
+			if x < 0 || x >= maxNodeGPUs || g.has(x) || held.has(x) {
 				return fmt.Errorf("%w: job %s: GPU %d of %s is out of range or busy", ErrInvalid, jb.ID, x, a.Node)
 			}
 			g.set(x)
 		}
 		nodes = append(nodes, n)
 		allocs = append(allocs, Alloc{Node: a.Node, GPUs: g.list()})
+	}
+	for i, n := range nodes {
+		if n == nil {
+			nodes[i] = s.ghostNode(allocs[i].Node, nil)
+		}
+		// A ghost shows as many GPUs as its jobs hold there, at least.
+		if n, g := nodes[i], allocs[i].GPUs; n.ghost && len(g) > 0 && g[len(g)-1] >= n.gpus {
+			n.gpus = g[len(g)-1] + 1
+			n.valid = firstN(n.gpus)
+		}
 	}
 	sh := s.shareByName[jb.Share]
 	if sh == nil {
@@ -491,12 +513,14 @@ func (s *Scheduler) releaseNomsOn(n *node) {
 }
 
 func (s *Scheduler) nodeDown(e NodeDown) error {
-	n, err := s.lookupNode(e.Node)
-	if err != nil {
-		return err
+	n := s.nodeByName[e.Node]
+	if n == nil {
+		return fmt.Errorf("%w: %s", ErrUnknownNode, e.Node)
 	}
 	n.up = false
-	s.releaseNomsOn(n)
+	if !n.ghost { // a ghost is in no partition: nothing is nominated there
+		s.releaseNomsOn(n)
+	}
 	jobs := append([]*job(nil), n.jobs...)
 	sort.Slice(jobs, func(a, b int) bool {
 		if jobs[a].Seq != jobs[b].Seq {
@@ -514,7 +538,9 @@ func (s *Scheduler) nodeDown(e NodeDown) error {
 		s.stopped(j, 0, cause)
 	}
 	s.nodeRefresh(n)
-	n.part.dirty = true
+	if n.part != nil {
+		n.part.dirty = true
+	}
 	return nil
 }
 

@@ -7,10 +7,32 @@ import "time"
 type Event interface{ isEvent() }
 
 // Submitted adds a pending job (or array job) to its share's queue.
-type Submitted struct{ Job Job }
+//
+// Restored marks a job the controller had accepted before it restarted
+// (it submits them after the DependencyOutcome and Adopted events, each
+// after the jobs it depends on). Such a job is not refused where the
+// world changed while the controller was down:
+//   - a share the configuration no longer has keeps it under a ghost
+//     share, where it waits, never started (ReasonShareRemoved), as a
+//     ConfigReplaced leaves it;
+//   - a dependency on a job the core does not know was met: a job whose
+//     dependency can no longer be met fails when that becomes so, and the
+//     spool drops only jobs that ended longer ago than it keeps them. It
+//     is dropped.
+//
+// Ran says the job ran before (a requeued job): "after" dependencies on it
+// stay met, and its dependencies can no longer change (JobAltered).
+type Submitted struct {
+	Job      Job
+	Restored bool
+	Ran      bool
+}
 
 // Adopted restores a job that is already running (controller restart):
 // it holds Allocs at once. Preempting marks a job that had been sent SIGTERM.
+// An allocation on a node the configuration no longer has holds a ghost
+// node, as ConfigReplaced leaves one; the job leaves it at NodeDown (its
+// node lost) or Exited.
 type Adopted struct {
 	Job        Job
 	Allocs     []Alloc
@@ -90,7 +112,9 @@ type NodeUp struct {
 }
 
 // NodeDown marks a node unusable; its running jobs are treated as preempted
-// (requeued, or failed once their retries are used up).
+// (requeued, or failed once their retries are used up). A ghost node (one
+// the configuration no longer has, kept for the jobs still on it) may be
+// named too: its jobs lost their node.
 type NodeDown struct{ Node string }
 
 // NodeDrained stops new jobs on a node; running ones finish.

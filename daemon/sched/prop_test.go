@@ -239,16 +239,6 @@ func (w *world) step(nodeEvents bool) {
 	case "reload":
 		w.reload()
 	case "restart":
-		for _, id := range w.s.sortedIDs() {
-			if j := w.s.jobs[id]; (j.state == Pending || j.arr != nil) && j.share.removed {
-				return // a pending job (or array) of a removed share cannot be submitted again
-			}
-			for _, n := range w.s.jobs[id].anodes {
-				if n.ghost {
-					return // nor a job on a removed node adopted
-				}
-			}
-		}
 		w.cov.add("restart")
 		w.log = append(w.log, restartMark{})
 		w.observe(w.s.plan) // what the old core decided since its last plan; the driver keeps it
@@ -492,6 +482,9 @@ func restore(t *rapid.T, old *Scheduler, cfg Config, cov *coverage) *Scheduler {
 		if info.Job.Array != nil || info.State == Pending {
 			continue
 		}
+		if slices.ContainsFunc(old.jobs[id].anodes, func(n *node) bool { return n.ghost }) {
+			cov.add("adopted on a removed node")
+		}
 		if err := s.Apply(Adopted{Job: info.Job, Allocs: info.Allocs, Started: info.Started, Preempting: info.State == Preempting}); err != nil {
 			t.Fatalf("restore: adopt %s: %v", id, err)
 		}
@@ -509,7 +502,10 @@ func restore(t *rapid.T, old *Scheduler, cfg Config, cov *coverage) *Scheduler {
 		}
 		jb := info.Job
 		jb.Hold &^= HoldSystem // the core sets it again if it still applies
-		if err := s.Apply(Submitted{Job: jb}); err != nil {
+		if old.jobs[id].share.removed {
+			cov.add("restored on a removed share")
+		}
+		if err := s.Apply(Submitted{Job: jb, Restored: true, Ran: old.jobs[id].everStarted}); err != nil {
 			t.Fatalf("restore: submit %s: %v", id, err)
 		}
 		if old.jobs[id].arr != nil && old.jobs[id].cancelled {

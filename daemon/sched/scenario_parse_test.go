@@ -22,7 +22,7 @@ import (
 //	up NODE|all [gpus=N] [cpus=N] [mem=N]      down NODE      drain NODE      resume NODE
 //	submit ID share=S [user=U] [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N] [wall=SECONDS]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
-//	       [prefer=NODE] [excl]
+//	       [prefer=NODE] [excl] [restored] [ran]   (Submitted.Restored, .Ran)
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID [refused]   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
@@ -601,7 +601,7 @@ func parseScenario(text string) (*scenario, error) {
 				return nil, fail("%v", e)
 			}
 			if f[0] == "submit" {
-				st.ev = Submitted{Job: j}
+				st.ev = Submitted{Job: j, Restored: kv["restored"] == "true", Ran: kv["ran"] == "true"}
 				break
 			}
 			ad := Adopted{Job: j, Preempting: kv["preempting"] == "true"}
