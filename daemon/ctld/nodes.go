@@ -465,8 +465,7 @@ func (c *Controller) lostJob(j *job, now time.Time, why string) {
 // has the core requeue their jobs once their job lease has run out.
 func (c *Controller) checkNodes(now time.Time) {
 	timeout := c.nodeTimeout()
-	for _, cn := range c.cfg.Nodes {
-		n := c.node(cn.Name)
+	for _, n := range c.checkedNodes() {
 		switch {
 		case n.silent && !now.Before(n.requeueAt):
 			c.log.Warn("node still silent, its job lease has run out: its jobs requeued", "node", n.name, "silent", now.Sub(n.lastSeen).Round(time.Second))
@@ -484,6 +483,25 @@ func (c *Controller) checkNodes(now time.Time) {
 				"requeue_at", n.requeueAt)
 		}
 	}
+}
+
+// checkedNodes are the configured nodes, in configuration order, then
+// the nodes the configuration no longer has that still wait for their
+// jobs' lease to run out (removed by a reload, or while the controller
+// was down), by name.
+func (c *Controller) checkedNodes() []*node {
+	out := make([]*node, 0, len(c.cfg.Nodes))
+	for _, cn := range c.cfg.Nodes {
+		out = append(out, c.node(cn.Name))
+	}
+	var gone []*node
+	for name, n := range c.nodes {
+		if c.cfg.Node(name) == nil && (n.silent || !n.deadline.IsZero()) {
+			gone = append(gone, n)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *node) int { return strings.Compare(a.name, b.name) })
+	return append(out, gone...)
 }
 
 // setHealth records what a node says of its health and keeps the core's
@@ -507,6 +525,9 @@ func (c *Controller) setHealth(n *node, why string) {
 // syncDrain drains the node in the core while an admin drained it or it is
 // unhealthy, and resumes it otherwise.
 func (c *Controller) syncDrain(n *node) error {
+	if c.cfg.Node(n.name) == nil {
+		return nil // a ghost in the core: nothing is placed there anyway
+	}
 	want := n.drained || n.unhealthy != "" || n.silent
 	for _, ni := range c.core.Nodes() {
 		if ni.Name == n.name && ni.Drained == want {
@@ -567,8 +588,18 @@ func (c *Controller) resyncNodes() {
 			up[ni.Name] = true
 		}
 	}
+	now := c.now()
 	for _, n := range c.nodes {
 		if !n.up || up[n.name] {
+			continue
+		}
+		if c.cfg.Node(n.name) == nil && len(c.jobsOn(n.name)) > 0 {
+			// Its hello is refused from now on: nothing renews its job
+			// lease, and its jobs go back to the queue once that has run
+			// out (as a silent node's do), not while they may still run.
+			c.log.Warn("node removed by the reload while jobs run there: they are requeued once its job lease has run out", "node", n.name)
+			c.silence(n, now, now)
+			n.up = false
 			continue
 		}
 		c.log.Info("node changed by the reload: asked to say hello again", "node", n.name)

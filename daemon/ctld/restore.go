@@ -1,12 +1,14 @@
 package ctld
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 	"github.com/sharq-hpc/sharq/spool"
 )
 
@@ -39,25 +41,9 @@ func (c *Controller) restore(ctx context.Context) error {
 	}
 	c.seqLimit = c.nextSeq // force a fresh reservation before the next id
 	now := c.now()
-	// Outcomes of finished jobs first (dependencies), then single jobs and
-	// subjobs, then the arrays, which find their subjobs in the core.
-	phase := func(j *job) int {
-		switch {
-		case j.finished():
-			return 0
-		case j.ArrayIndices != "":
-			return 2
-		}
-		return 1
-	}
-	for p := 0; p < 3; p++ {
-		for _, j := range all {
-			if phase(j) != p {
-				continue
-			}
-			if err := c.restoreJob(j, started[j.ID]); err != nil {
-				return fmt.Errorf("restore job %s: %w", j.ID, err)
-			}
+	for _, j := range restoreOrder(all) {
+		if err := c.restoreJob(j, started[j.ID]); err != nil {
+			return fmt.Errorf("restore job %s: %w", j.ID, err)
 		}
 	}
 	// Nodes that ran jobs have node_timeout to say hello; after that they
@@ -161,7 +147,7 @@ func (c *Controller) restoreJob(j *job, startedIdx []int) error {
 		}
 		// A requeued subjob waits again as its own entry; the core finds
 		// its array from the id.
-		return c.core.Apply(sched.Submitted{Job: sj})
+		return c.core.Apply(sched.Submitted{Job: sj, Restored: true, Ran: !j.StartTime.IsZero()})
 	}
 }
 
@@ -170,4 +156,89 @@ func exitOr(p *int, def int) int {
 		return def
 	}
 	return *p
+}
+
+// restoreOrder is the order in which restore hands the spool's jobs to the
+// core: how finished jobs ended first (dependencies on them), then the
+// running jobs, then the waiting ones, each after the jobs it depends on.
+// That is submission order, except where qalter made a job depend on a
+// later one, or on an array (whose record comes after its requeued
+// subjobs, which it finds in the core).
+func restoreOrder(all []*job) []*job {
+	out := make([]*job, 0, len(all))
+	var waiting []*job
+	for _, j := range all {
+		if j.finished() {
+			out = append(out, j)
+		}
+	}
+	for _, j := range all {
+		switch {
+		case j.finished():
+		case j.running():
+			out = append(out, j)
+		default:
+			waiting = append(waiting, j)
+		}
+	}
+	slices.SortStableFunc(waiting, func(a, b *job) int {
+		if a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return cmp.Compare(arrayEntry(a), arrayEntry(b)) // subjobs before their array
+	})
+	byID := make(map[string]*job, len(waiting))
+	for _, j := range waiting {
+		byID[j.ID] = j
+	}
+	// Depth first, iteratively (a chain of dependencies may be long). A
+	// cycle (qalter refuses to make one) is cut where it closes: the core
+	// takes the dependency it cannot resolve as met.
+	const (
+		unseen = iota
+		open
+		done
+	)
+	mark := make(map[*job]int, len(waiting))
+	type frame struct {
+		j    *job
+		next int // the next of j.Deps to look at
+	}
+	for _, root := range waiting {
+		if mark[root] != unseen {
+			continue
+		}
+		mark[root] = open
+		stack := []frame{{j: root}}
+		for len(stack) > 0 {
+			f := &stack[len(stack)-1]
+			if f.next == len(f.j.Deps) {
+				mark[f.j] = done
+				out = append(out, f.j)
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			on := f.j.Deps[f.next].On
+			f.next++
+			t := byID[on]
+			if t == nil {
+				if arr, _, ok := jobid.SplitSub(on); ok {
+					t = byID[arr]
+				}
+			}
+			if t != nil && mark[t] == unseen {
+				mark[t] = open
+				stack = append(stack, frame{j: t})
+			}
+		}
+	}
+	return out
+}
+
+// arrayEntry is 1 for an array's own record, 0 for any other job.
+func arrayEntry(j *job) int {
+	if j.ArrayIndices != "" && j.ArrayParent == "" {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,181 @@
+package ctld
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/spool"
+)
+
+// spec is a one-node job of share in the test cluster.
+func spec(share string, gpus int, hold string, deps ...api.Dep) *api.SubmitSpec {
+	return &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold, Deps: deps}}
+}
+
+// TestRestoreDependencyOrder: waiting jobs that depend on a waiting array,
+// or (through qalter) on a job submitted after them, come back after a
+// restart with their dependencies, which still hold. The controller used
+// to restore single jobs before arrays and in job order, and then did not
+// start at all: the core refused a dependency on a job it did not have yet.
+func TestRestoreDependencyOrder(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	arrSpec := spec("a", 1, "u")
+	arrSpec.Job.ArrayIndices = "0-1"
+	arr := tc.submitSpec(arrSpec)
+	onArr := tc.submitSpec(spec("a", 1, "", api.Dep{Type: "afterok", On: arr}))
+	early := tc.submitSpec(spec("a", 1, ""))
+	late := tc.submitSpec(spec("a", 1, "u"))
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: early, Deps: &[]api.Dep{{Type: "afterok", On: late}}}}); r.Error != nil {
+		t.Fatalf("qalter: %v", r.Error)
+	}
+	tc.restart()
+	for _, id := range []string{onArr, early} {
+		if j := tc.job(id); j.State != api.StateQueued || j.Reason != "Dependency" || len(j.Deps) != 1 {
+			t.Errorf("%s after the restart: %s %q deps %+v; want queued on its dependency", id, j.State, j.Reason, j.Deps)
+		}
+	}
+	// The dependencies still work: late runs, then early.
+	n := tc.attachNode("n1")
+	if r := tc.call(api.Request{Op: api.OpRelease, IDs: []string{late}}); r.Error != nil || len(r.Errors) > 0 {
+		t.Fatalf("qrls: %v %v", r.Error, r.Errors)
+	}
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != late {
+		t.Fatalf("started %s, want %s", st.Job.ID, late)
+	}
+	n.report(late, st.Run, api.RunExited, 0)
+	for {
+		if m := n.expect2(api.MsgStart, api.MsgRemove); m.Type == api.MsgStart {
+			if m.Start.Job.ID != early {
+				t.Fatalf("started %s, want %s", m.Start.Job.ID, early)
+			}
+			return
+		}
+	}
+}
+
+// TestRestorePurgedDependency: a waiting job whose dependency ended so
+// long ago that the spool purged it comes back after a restart (that
+// dependency was met: an unmet one fails its job when it ends), and runs.
+func TestRestorePurgedDependency(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	first := tc.submit("a", 1, nil)
+	st := n.expect(api.MsgStart).Start
+	n.report(first, st.Run, api.RunExited, 0)
+	tc.waitState(first, api.StateFinished)
+	then := tc.submitSpec(spec("a", 1, "u", api.Dep{Type: "afterok", On: first}))
+	tc.stop()
+	sp, err := spool.Open(filepath.Join(tc.dir, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Delete(context.Background(), first); err != nil { // what Purge does once history has passed
+		t.Fatal(err)
+	}
+	sp.Close()
+	tc.start()
+	if j := tc.job(then); j.State != api.StateHeld {
+		t.Fatalf("after the restart: %s %q, want held", j.State, j.Reason)
+	}
+	n = tc.attachNode("n1")
+	if r := tc.call(api.Request{Op: api.OpRelease, IDs: []string{then}}); r.Error != nil || len(r.Errors) > 0 {
+		t.Fatalf("qrls: %v %v", r.Error, r.Errors)
+	}
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != then {
+		t.Fatalf("started %s, want %s", st.Job.ID, then)
+	}
+}
+
+// shareAB is share a (LEND) and b (LEND_AND_BORROW), 4 GPUs each.
+const shareAB = `
+[[share]]
+name = "a"
+partition = "gpu"
+gpus = 4
+strategy = "LEND"
+users = ["*"]
+`
+
+const shareB = `
+[[share]]
+name = "b"
+partition = "gpu"
+gpus = 4
+strategy = "LEND_AND_BORROW"
+users = ["*"]
+`
+
+// TestRestoreRemovedShareAndNode: the configuration loses a share with a
+// waiting job and a node with a running job, and takes effect by a reload
+// or by a controller restart. Either way the controller keeps both jobs:
+// the waiting one waits (ShareRemoved), the running one keeps its GPUs
+// until its node's job lease has run out (nothing renews it: the node's
+// hello is refused), then goes back to the queue and runs elsewhere. A
+// restart used to fail: the core refused both jobs.
+func TestRestoreRemovedShareAndNode(t *testing.T) {
+	for _, how := range []string{"reload", "restart"} {
+		t.Run(how, func(t *testing.T) {
+			tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, shareAB+shareB, leaseKeys)
+			n2 := tc.attachNode("n2")
+			run := tc.submit("a", 4, nil)
+			st := n2.expect(api.MsgStart).Start
+			n2.report(run, st.Run, api.RunRunning, 0)
+			tc.waitHistory(run, "container started on n2")
+			wait := tc.submit("b", 8, nil) // does not fit beside run
+
+			text, err := os.ReadFile(tc.conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			smaller := strings.Replace(strings.Replace(string(text), shareB, "", 1), `nodes = "n1,n2"`, `nodes = "n1"`, 1)
+			smaller = strings.Replace(smaller, "\n[[node]]\nnames = \"n2\"\ngpus = 8\n", "\n", 1)
+			if strings.Contains(smaller, `"n2"`) || strings.Contains(smaller, `"b"`) {
+				t.Fatalf("could not remove n2 and b:\n%s", smaller)
+			}
+			if err := os.WriteFile(tc.conf, []byte(smaller), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var from string
+			switch how {
+			case "reload":
+				if r := tc.call(api.Request{Op: api.OpReconfigure}); r.Error != nil {
+					t.Fatalf("reload: %v", r.Error)
+				}
+				from = "reload"
+			case "restart":
+				tc.restart()
+				from = "restart"
+			}
+			if j := tc.job(wait); j.State != api.StateQueued || j.Reason != "ShareRemoved" {
+				t.Errorf("after the %s: the job of the removed share is %s %q", from, j.State, j.Reason)
+			}
+			n1 := tc.attachNode("n1")
+			if j := tc.job(run); j.State != api.StateRunning {
+				t.Fatalf("after the %s: the job on the removed node is %s %q, want running until its lease ends", from, j.State, j.Reason)
+			}
+			tc.advanceBeating(testNodeTimeout+time.Second, n1)
+			j := tc.job(run)
+			if j.State != api.StateRunning || j.Reason != api.ReasonNodeUnreachable || j.RequeueAt.IsZero() {
+				t.Fatalf("after node_timeout: %s %q requeue at %v; want running, unreachable", j.State, j.Reason, j.RequeueAt)
+			}
+			tc.advanceBeating(j.RequeueAt.Sub(tc.clock.now())-time.Second, n1)
+			if j := tc.job(run); j.State != api.StateRunning {
+				t.Fatalf("before its lease's end: %s", j.State)
+			}
+			tc.advanceBeating(2*time.Second, n1)
+			if s := n1.expect(api.MsgStart).Start; s.Job.ID != run {
+				t.Fatalf("started %s on n1, want %s again", s.Job.ID, run)
+			}
+			if j := tc.job(wait); j.State != api.StateQueued || j.Reason != "ShareRemoved" {
+				t.Errorf("the job of the removed share is %s %q", j.State, j.Reason)
+			}
+		})
+	}
+}
