@@ -62,7 +62,8 @@ func TestRestoreDependencyOrder(t *testing.T) {
 
 // TestRestorePurgedDependency: a waiting job whose dependency ended so
 // long ago that the spool purged it comes back after a restart (that
-// dependency was met: an unmet one fails its job when it ends), and runs.
+// dependency was met: an unmet one fails its job when it ends), may be
+// altered, and runs.
 func TestRestorePurgedDependency(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
@@ -83,6 +84,11 @@ func TestRestorePurgedDependency(t *testing.T) {
 	tc.start()
 	if j := tc.job(then); j.State != api.StateHeld {
 		t.Fatalf("after the restart: %s %q, want held", j.State, j.Reason)
+	}
+	// qalter gives the core the dependency back: it stays met.
+	wall := 30 * time.Minute
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: then, Walltime: &wall}}); r.Error != nil {
+		t.Fatalf("qalter after the restart: %v", r.Error)
 	}
 	n = tc.attachNode("n1")
 	if r := tc.call(api.Request{Op: api.OpRelease, IDs: []string{then}}); r.Error != nil || len(r.Errors) > 0 {

@@ -59,10 +59,15 @@ func (s *Scheduler) submitted(e Submitted) error {
 	if (sh == nil || sh.removed) && !e.Restored {
 		return fmt.Errorf("%w: job %s: unknown share %q", ErrInvalid, jb.ID, jb.Share)
 	}
+	var met []Dep
 	if e.Restored {
 		jb.Deps = slices.DeleteFunc(jb.Deps, func(d Dep) bool {
 			_, _, unknown := s.depStatus(d)
-			return unknown && d.On != jb.ID
+			if unknown && d.On != jb.ID {
+				met = append(met, d)
+				return true
+			}
+			return false
 		})
 	}
 	pid, idx, isSub := splitSubID(jb.ID)
@@ -90,7 +95,7 @@ func (s *Scheduler) submitted(e Submitted) error {
 	if sh == nil {
 		sh = s.ghostShare(jb.Share, nil)
 	}
-	j := &job{Job: jb, share: sh, state: Pending, everStarted: e.Ran}
+	j := &job{Job: jb, share: sh, state: Pending, everStarted: e.Ran, metDeps: met}
 	if a := jb.Array; a != nil {
 		j.arr = &arrayState{indices: a.Indices, maxRunning: a.MaxRunning}
 		for _, sj := range s.orphanSubs[jb.ID] {
@@ -403,10 +408,16 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if e.Walltime < 0 || e.Walltime > MaxWalltime {
 		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
 	}
-	if j.everStarted && !sameDeps(j.Deps, e.Deps) {
+	deps := e.Deps
+	if len(j.metDeps) > 0 {
+		// The driver gives back what it restored the job with: those
+		// dropped as met stay met.
+		deps = slices.DeleteFunc(slices.Clone(deps), func(d Dep) bool { return slices.Contains(j.metDeps, d) })
+	}
+	if j.everStarted && !sameDeps(j.Deps, deps) {
 		return fmt.Errorf("%w: job %s: dependencies of a job that has run cannot change", ErrInvalid, e.ID)
 	}
-	if err := s.checkDeps(j.ID, e.Deps); err != nil {
+	if err := s.checkDeps(j.ID, deps); err != nil {
 		return err
 	}
 	if j.nom != nil {
@@ -417,7 +428,7 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 		j.NotBefore = e.NotBefore
 		s.setNotBefore(j)
 	}
-	j.Deps = append([]Dep(nil), e.Deps...)
+	j.Deps = append([]Dep(nil), deps...)
 	if j.Walltime != e.Walltime {
 		j.Walltime = e.Walltime
 		s.unreserve(j)

@@ -18,7 +18,7 @@ type Event interface{ isEvent() }
 //   - a dependency on a job the core does not know was met: a job whose
 //     dependency can no longer be met fails when that becomes so, and the
 //     spool drops only jobs that ended longer ago than it keeps them. It
-//     is dropped.
+//     is dropped (and stays met when a JobAltered gives it back).
 //
 // Ran says the job ran before (a requeued job): "after" dependencies on it
 // stay met, and its dependencies can no longer change (JobAltered).

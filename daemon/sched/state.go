@@ -24,6 +24,7 @@ type job struct {
 	inReady   bool          // in its share's queue
 	timeOK    bool          // NotBefore has passed
 	depsOK    bool          // every dependency satisfied
+	metDeps   []Dep         // dependencies dropped as met when it was restored (Submitted.Restored)
 	neverFits bool          // the core set HoldSystem: the request can never fit
 	nfReason  Reason        // why, while neverFits
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
