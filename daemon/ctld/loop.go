@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/sched"
 	"github.com/sharq-hpc/sharq/spool"
 )
 
@@ -258,9 +259,17 @@ func (c *Controller) purge(now time.Time) {
 		c.log.Error("purge history", "err", err)
 		return
 	}
+	var gone []sched.JobID
 	for id, j := range c.jobs {
 		if j.finished() && j.EndTime.Before(before) {
 			delete(c.jobs, id)
+			gone = append(gone, sched.JobID(id))
+		}
+	}
+	if len(gone) > 0 {
+		// The core would keep how they ended for as long as it runs.
+		if err := c.core.Apply(sched.Forgotten{IDs: gone}); err != nil {
+			c.log.Error("purge history: the core kept the purged jobs' outcomes", "err", err)
 		}
 	}
 	if n > 0 {

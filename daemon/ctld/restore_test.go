@@ -2,8 +2,8 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,21 +72,26 @@ func TestRestorePurgedDependency(t *testing.T) {
 	n.report(first, st.Run, api.RunExited, 0)
 	tc.waitState(first, api.StateFinished)
 	then := tc.submitSpec(spec("a", 1, "u", api.Dep{Type: "afterok", On: first}))
-	tc.stop()
-	sp, err := spool.Open(filepath.Join(tc.dir, "spool"), spool.Options{})
-	if err != nil {
+	// History has passed: the spool, the controller and the core let go
+	// of first (the core keeps its outcome while then names it).
+	if err := tc.ctl.do(context.Background(), func() {
+		tc.ctl.purge(tc.clock.now().Add(tc.ctl.cfg.Cluster.History + time.Minute))
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := sp.Delete(context.Background(), first); err != nil { // what Purge does once history has passed
-		t.Fatal(err)
+	if _, err := tc.ctl.sp.Get(context.Background(), first); !errors.Is(err, spool.ErrNotFound) {
+		t.Fatalf("%s still in the spool after the purge: %v", first, err)
 	}
-	sp.Close()
-	tc.start()
+	wall := 30 * time.Minute
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: then, Walltime: &wall}}); r.Error != nil {
+		t.Fatalf("qalter after the purge: %v", r.Error)
+	}
+	tc.restart()
 	if j := tc.job(then); j.State != api.StateHeld {
 		t.Fatalf("after the restart: %s %q, want held", j.State, j.Reason)
 	}
 	// qalter gives the core the dependency back: it stays met.
-	wall := 30 * time.Minute
+	wall = 40 * time.Minute
 	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: then, Walltime: &wall}}); r.Error != nil {
 		t.Fatalf("qalter after the restart: %v", r.Error)
 	}

@@ -147,3 +147,25 @@ func (s *Scheduler) recheckDeps(j *job) {
 		s.refresh(j)
 	}
 }
+
+// forgotten drops the outcomes of jobs the driver no longer keeps, but
+// those a job the core holds still names.
+func (s *Scheduler) forgotten(e Forgotten) error {
+	for _, id := range e.IDs {
+		if _, held := s.jobs[id]; held {
+			return fmt.Errorf("%w: job %s is not finished: its outcome cannot be forgotten", ErrInvalid, id)
+		}
+	}
+	named := map[JobID]bool{}
+	for _, j := range s.jobs {
+		for _, d := range j.Deps {
+			named[d.On] = true
+		}
+	}
+	for _, id := range e.IDs {
+		if !named[id] {
+			delete(s.outcomes, id)
+		}
+	}
+	return nil
+}

@@ -145,7 +145,16 @@ type DependencyOutcome struct {
 	Failed     bool
 }
 
+// Forgotten says the driver no longer keeps these finished jobs (its spool
+// purged them): the core drops how they ended, which it otherwise keeps,
+// for the dependencies on them, for as long as it runs. An outcome that a
+// job the core holds names in its dependencies stays (it costs little, and
+// a JobAltered gives that dependency back). Ids the core has no outcome
+// for are ignored; one it still holds as a job is an ErrInvalid.
+type Forgotten struct{ IDs []JobID }
+
 func (Submitted) isEvent()         {}
+func (Forgotten) isEvent()         {}
 func (Adopted) isEvent()           {}
 func (StartFailed) isEvent()       {}
 func (Cancelled) isEvent()         {}

@@ -77,8 +77,8 @@ func (w *world) submit() {
 		case 2:
 			j.Nodes = 0
 		case 3:
-			if len(w.ids) > 0 {
-				j.ID = rapid.SampledFrom(w.ids).Draw(t, "dupID")
+			if known := slices.DeleteFunc(slices.Clone(w.ids), func(id JobID) bool { return w.forgot[id] }); len(known) > 0 {
+				j.ID = rapid.SampledFrom(known).Draw(t, "dupID")
 			} else {
 				j.GPUsPerNode = -1
 			}
@@ -292,6 +292,26 @@ func (w *world) stepMore(kind string) {
 			Started: rapid.IntRange(0, 3).Draw(t, "ostarted") > 0, Cancelled: rapid.IntRange(0, 4).Draw(t, "ocancelled") == 0,
 			Failed: rapid.IntRange(0, 4).Draw(t, "ofailed") == 0}
 		w.apply(ev)
+	case "forget":
+		// The spool purged finished jobs (and, now and then, a job that
+		// has not ended: refused).
+		var ended []JobID
+		for id := range w.o.ended {
+			ended = append(ended, id)
+		}
+		slices.Sort(ended)
+		var ids []JobID
+		for n := rapid.IntRange(1, 3).Draw(t, "nforget"); n > 0 && len(ended) > 0; n-- {
+			ids = append(ids, rapid.SampledFrom(ended).Draw(t, "forget"))
+		}
+		if pend := w.pendingEntries(); len(pend) > 0 && rapid.IntRange(0, 5).Draw(t, "forgetLive") == 0 {
+			ids = append(ids, rapid.SampledFrom(pend).Draw(t, "forgetLiveJob"))
+		}
+		if len(ids) > 0 && w.apply(Forgotten{IDs: ids}) == nil {
+			for _, id := range ids {
+				w.forgot[id] = true
+			}
+		}
 	case "cancelsub":
 		var subs []JobID
 		for _, id := range w.ids {

@@ -35,7 +35,8 @@ type world struct {
 	cov   *coverage
 	// refusedAt marks the log entries whose event the core refused.
 	refusedAt map[int]bool
-	nextNode  int // names of nodes a reload adds
+	forgot    map[JobID]bool // ids a Forgotten was accepted for: never submitted again (a driver never reuses an id)
+	nextNode  int            // names of nodes a reload adds
 	// rich: the world draws the rarer events and job knobs too (labels,
 	// holds, begin times, dependencies, refused events); the others keep
 	// the plain workload that makes preemptions frequent.
@@ -175,7 +176,7 @@ func (w *world) step(nodeEvents bool) {
 	}
 	if w.rich {
 		// The rarer events and the ones meant to be refused.
-		kinds = append(kinds, "startfail", "requeue", "alter", "holdx", "outcome", "cancelsub", "bad", "bad", "bad", "bad", "badreload")
+		kinds = append(kinds, "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "bad", "bad", "bad", "bad", "badreload")
 	}
 	if nodeEvents {
 		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom", "upgpus")
@@ -293,7 +294,7 @@ func (w *world) step(nodeEvents bool) {
 		if w.apply(ev) == nil && ev.GPUs > 0 && ev.GPUs != n.GPUs {
 			w.cov.add("node gpus changed")
 		}
-	case "startfail", "requeue", "alter", "holdx", "outcome", "cancelsub", "bad", "badreload":
+	case "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "bad", "badreload":
 		w.stepMore(kind)
 	default:
 		w.schedule()
@@ -822,7 +823,7 @@ func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls bool) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, walls: walls, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
-		o: newOracle(), cov: cov, refusedAt: map[int]bool{}, shrunkCap: map[string]bool{}}
+		o: newOracle(), cov: cov, refusedAt: map[int]bool{}, forgot: map[JobID]bool{}, shrunkCap: map[string]bool{}}
 	w.rich = rapid.IntRange(0, 2).Draw(t, "rich") > 0
 	w.countConfig(cfg)
 	for _, n := range cfg.Nodes {

@@ -26,7 +26,7 @@ import (
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID [refused]   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
-//	outcome ID [status=N] [started] [cancelled] [failed]
+//	outcome ID [status=N] [started] [cancelled] [failed]      forget ID,ID,...
 //
 // A pass and what its plan must hold, exactly (starts and preempts in plan
 // order; requeued, finished, failed in plan order; pending as a set):
@@ -574,6 +574,15 @@ func parseScenario(text string) (*scenario, error) {
 			}
 			a.Walltime = time.Duration(w) * time.Second
 			st.ev = a
+		case "forget":
+			if err = need(1); err != nil {
+				return nil, err
+			}
+			var ids []JobID
+			for _, id := range strings.Split(args[0], ",") {
+				ids = append(ids, JobID(id))
+			}
+			st.ev = Forgotten{IDs: ids}
 		case "outcome":
 			if err = need(1); err != nil {
 				return nil, err

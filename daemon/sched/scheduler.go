@@ -102,11 +102,13 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.dependencyOutcome(e)
 	case UsageRestored:
 		err = s.usageRestored(e)
+	case Forgotten:
+		err = s.forgotten(e)
 	default:
 		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
 	}
 	switch ev.(type) {
-	case Submitted, Exited, PriorityChanged, HoldChanged, DependencyOutcome, UsageRestored:
+	case Submitted, Exited, PriorityChanged, HoldChanged, DependencyOutcome, UsageRestored, Forgotten:
 		// Pending jobs only, or a job leaving its nodes (nodeRefresh).
 	default:
 		s.profEpoch++
