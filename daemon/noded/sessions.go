@@ -110,28 +110,24 @@ func (s *sessions) grant(o *api.SessionOrder) {
 	s.granted = make(chan struct{})
 }
 
-// take removes and returns the order of token, waiting up to tokenWait
-// for it to arrive; nil when it does not, or has expired.
-func (s *sessions) take(ctx context.Context, token string) *api.SessionOrder {
+// await returns the order of token, waiting up to tokenWait for it to
+// arrive, without using it up: nil when it does not come, was used, or has
+// expired.
+func (s *sessions) await(ctx context.Context, token string) *api.SessionOrder {
 	deadline := time.NewTimer(s.wait)
 	defer deadline.Stop()
 	for {
 		s.mu.Lock()
 		o := s.tokens[token]
 		_, used := s.used[token]
-		if o != nil && len(s.used) < maxTokens {
-			s.used[token] = o.Expires
-		}
-		delete(s.tokens, token)
 		ch := s.granted
 		s.mu.Unlock()
-		if used {
+		switch {
+		case used:
 			return nil
-		}
-		if o != nil {
-			if time.Now().After(o.Expires) {
-				return nil
-			}
+		case o != nil && time.Now().After(o.Expires):
+			return nil
+		case o != nil:
 			return o
 		}
 		select {
@@ -142,6 +138,23 @@ func (s *sessions) take(ctx context.Context, token string) *api.SessionOrder {
 			return nil
 		}
 	}
+}
+
+// use uses up token, whose order is o: false when another connection used
+// it first. A connection uses its token only once it has shown all it
+// needs (its MUNGE credential): one that knows a token but not its owner's
+// credential cannot take the session from its owner.
+func (s *sessions) use(token string, o *api.SessionOrder) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o == nil || s.tokens[token] != o {
+		return false
+	}
+	delete(s.tokens, token)
+	if len(s.used) < maxTokens {
+		s.used[token] = o.Expires
+	}
+	return true
 }
 
 // hasPrimary reports whether the job's own session ever connected.
@@ -240,7 +253,7 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated fun
 		refuse("%v", err)
 		return
 	}
-	o := s.take(ctx, h.Token)
+	o := s.await(ctx, h.Token)
 	if o == nil {
 		refuse("unknown, used or expired session token")
 		return
@@ -260,6 +273,10 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated fun
 			refuse("the MUNGE credential is not the session owner's, or not for this session")
 			return
 		}
+	}
+	if !s.use(h.Token, o) {
+		refuse("unknown, used or expired session token")
+		return
 	}
 	authenticated()
 	j, err := s.waitJob(ctx, o)

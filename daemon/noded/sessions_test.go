@@ -19,7 +19,9 @@ import (
 // the node answers with a refusal and runs nothing: a first frame that is
 // no hello, a malformed hello, an unknown, used or expired token, and for a
 // token issued to a MUNGE-authenticated client a missing, invalid or other
-// user's credential.
+// user's credential. A refused credential leaves the token to its owner:
+// one who learnt a token cannot burn it (the node once used it up before
+// it checked the credential).
 func TestSessionRefusals(t *testing.T) {
 	md := munged.ForTest(t, "")
 	rootCred := func(token string) string {
@@ -40,6 +42,10 @@ func TestSessionRefusals(t *testing.T) {
 	s.grant(&api.SessionOrder{Token: tok('e'), JobID: "1.t", UID: 0, Munge: true, Expires: future}) // root's own, but for another token
 	s.grant(&api.SessionOrder{Token: "short", JobID: "1.t", UID: 1000, Expires: future})            // dropped
 	s.grant(&api.SessionOrder{Token: tok('f'), JobID: "../x", UID: 1000, Expires: future})          // dropped
+	s.grant(&api.SessionOrder{Token: tok('g'), JobID: "1.t", UID: 1000, Expires: future})
+	if g := s.tokens[tok('g')]; !s.use(tok('g'), g) || s.use(tok('g'), g) { // a session took it
+		t.Fatal("a token is used once")
+	}
 
 	hello := func(h session.Hello) func(w *session.Writer) {
 		return func(w *session.Writer) { w.JSON(session.TypeHello, h) }
@@ -56,8 +62,9 @@ func TestSessionRefusals(t *testing.T) {
 		{"malformed order dropped", hello(session.Hello{V: session.Version, Token: tok('f')}), "unknown, used or expired"},
 		{"expired token", hello(session.Hello{V: session.Version, Token: tok('d')}), "unknown, used or expired"},
 		{"no credential", hello(session.Hello{V: session.Version, Token: tok('a')}), "needs a MUNGE credential"},
-		{"used token", hello(session.Hello{V: session.Version, Token: tok('a'), Munge: rootCred(tok('a'))}), "unknown, used or expired"},
+		{"used token", hello(session.Hello{V: session.Version, Token: tok('g')}), "unknown, used or expired"},
 		{"bad credential", hello(session.Hello{V: session.Version, Token: tok('b'), Munge: "MUNGE:garbage:"}), "MUNGE credential refused"},
+		{"bad credential again: the token is still there", hello(session.Hello{V: session.Version, Token: tok('b'), Munge: "MUNGE:garbage:"}), "MUNGE credential refused"},
 		{"another user's credential", hello(session.Hello{V: session.Version, Token: tok('c'), Munge: rootCred(tok('c'))}), "not the session owner's"},
 		{"credential for another token", hello(session.Hello{V: session.Version, Token: tok('e'), Munge: rootCred(tok('x'))}), "not the session owner's"},
 	} {
@@ -78,8 +85,13 @@ func TestSessionRefusals(t *testing.T) {
 			<-done
 		})
 	}
-	if len(s.tokens) != 0 {
-		t.Errorf("%d tokens left after every one was presented", len(s.tokens))
+	for _, c := range "abce" {
+		if s.tokens[tok(byte(c))] == nil {
+			t.Errorf("token %c used up by a connection that did not show its owner's credential", c)
+		}
+	}
+	if len(s.tokens) != 4 {
+		t.Errorf("%d tokens left, want the 4 whose credentials were refused", len(s.tokens))
 	}
 }
 
