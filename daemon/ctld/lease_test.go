@@ -19,6 +19,20 @@ const (
 	leaseMargin = 2 * time.Second // the harness's heartbeat_interval (1s) and a second
 )
 
+// runningOn submits a job of gpus GPUs to share a, which node n (named
+// name) must start, and has n report it running.
+func (tc *testCluster) runningOn(n *scriptedNode, name string, gpus int) string {
+	tc.t.Helper()
+	id := tc.submit("a", gpus, nil)
+	m := n.expect(api.MsgStart)
+	if m.Start.Job.ID != id {
+		tc.t.Fatalf("%s started %s, want %s", name, m.Start.Job.ID, id)
+	}
+	n.report(id, m.Start.Run, api.RunRunning, 0)
+	tc.waitHistory(id, "container started on "+name)
+	return id
+}
+
 // advanceBeating moves the clock d ahead in steps shorter than
 // node_timeout, the given nodes beating before each, so that only the
 // others fall silent.
@@ -120,10 +134,7 @@ func TestSilentNodeLease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
 			n1 := tc.attachNode("n1")
-			id := tc.submit("a", 4, nil)
-			m := n1.expect(api.MsgStart)
-			n1.report(id, m.Start.Run, api.RunRunning, 0)
-			tc.waitHistory(id, "container started on n1")
+			id := tc.runningOn(n1, "n1", 4)
 			n2 := tc.attachNode("n2")
 			seen := tc.lastSeen("n1")
 			tc.advanceBeating(testNodeTimeout+time.Second, n2)
@@ -191,10 +202,7 @@ func TestSilentNodeLease(t *testing.T) {
 func TestRestartWaitsForLease(t *testing.T) {
 	tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
 	n1 := tc.attachNode("n1")
-	id := tc.submit("a", 4, nil)
-	m := n1.expect(api.MsgStart)
-	n1.report(id, m.Start.Run, api.RunRunning, 0)
-	tc.waitHistory(id, "container started on n1")
+	id := tc.runningOn(n1, "n1", 4)
 	tc.restart()
 	var started time.Time
 	if err := tc.ctl.do(context.Background(), func() { started = tc.ctl.startedAt }); err != nil {
@@ -247,10 +255,7 @@ func TestLeaseShortenedByReload(t *testing.T) {
 func TestLeaseKeptAcrossRestart(t *testing.T) {
 	tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
 	n1 := tc.attachNode("n1")
-	id := tc.submit("a", 4, nil)
-	m := n1.expect(api.MsgStart)
-	n1.report(id, m.Start.Run, api.RunRunning, 0)
-	tc.waitHistory(id, "container started on n1")
+	id := tc.runningOn(n1, "n1", 4)
 	text, err := os.ReadFile(tc.conf)
 	if err != nil {
 		t.Fatal(err)

@@ -104,25 +104,6 @@ func TestRestorePurgedDependency(t *testing.T) {
 	}
 }
 
-// shareAB is share a (LEND) and b (LEND_AND_BORROW), 4 GPUs each.
-const shareAB = `
-[[share]]
-name = "a"
-partition = "gpu"
-gpus = 4
-strategy = "LEND"
-users = ["*"]
-`
-
-const shareB = `
-[[share]]
-name = "b"
-partition = "gpu"
-gpus = 4
-strategy = "LEND_AND_BORROW"
-users = ["*"]
-`
-
 // TestRestoreRemovedShareAndNode: the configuration loses a share with a
 // waiting job and a node with a running job, and takes effect by a reload
 // or by a controller restart. Either way the controller keeps both jobs:
@@ -133,19 +114,17 @@ users = ["*"]
 func TestRestoreRemovedShareAndNode(t *testing.T) {
 	for _, how := range []string{"reload", "restart"} {
 		t.Run(how, func(t *testing.T) {
-			tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, shareAB+shareB, leaseKeys)
+			tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
 			n2 := tc.attachNode("n2")
-			run := tc.submit("a", 4, nil)
-			st := n2.expect(api.MsgStart).Start
-			n2.report(run, st.Run, api.RunRunning, 0)
-			tc.waitHistory(run, "container started on n2")
+			run := tc.runningOn(n2, "n2", 4)
 			wait := tc.submit("b", 8, nil) // does not fit beside run
 
 			text, err := os.ReadFile(tc.conf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			smaller := strings.Replace(strings.Replace(string(text), shareB, "", 1), `nodes = "n1,n2"`, `nodes = "n1"`, 1)
+			smaller, _, _ := strings.Cut(string(text), "[[share]]\nname = \"b\"") // the last table
+			smaller = strings.Replace(smaller, `nodes = "n1,n2"`, `nodes = "n1"`, 1)
 			smaller = strings.Replace(smaller, "\n[[node]]\nnames = \"n2\"\ngpus = 8\n", "\n", 1)
 			if strings.Contains(smaller, `"n2"`) || strings.Contains(smaller, `"b"`) {
 				t.Fatalf("could not remove n2 and b:\n%s", smaller)
