@@ -384,6 +384,9 @@ func (c *Controller) dependsOn(from, to string) bool {
 				stack = append(stack, d.On)
 			}
 		}
+		if arr, _, ok := jobid.SplitSub(id); ok {
+			stack = append(stack, arr) // a subjob (started or not) waits on what its array waits on
+		}
 	}
 	return false
 }

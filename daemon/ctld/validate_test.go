@@ -211,3 +211,24 @@ func TestUserScriptBytesCapped(t *testing.T) {
 		t.Fatal("the limit was forgotten by a restart")
 	}
 }
+
+// TestAlterCycleThroughArray: qalter refuses a dependency that closes a
+// cycle through an array, named whole or by an index that has not started
+// (it has no record of its own): the jobs would wait for each other for
+// ever, and a restart, which cuts a cycle, would run one of them.
+func TestAlterCycleThroughArray(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	first := tc.submitSpec(spec("a", 1, "u"))
+	arrSpec := spec("a", 1, "", api.Dep{Type: "afterok", On: first})
+	arrSpec.Job.ArrayIndices = "0-3"
+	arr := tc.submitSpec(arrSpec)
+	for _, on := range []string{arr, strings.Replace(arr, "[]", "[2]", 1)} {
+		resp := callAs(tc.ctl, alice, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: first, Deps: &[]api.Dep{{Type: "afterok", On: on}}}})
+		if resp.Error == nil || resp.Error.Code != api.CodeBadRequest || !strings.Contains(resp.Error.Message, "cycle") {
+			t.Errorf("qalter -W depend=afterok:%s of %s: %+v, want a cycle refused", on, first, resp.Error)
+		}
+	}
+	if j := tc.job(first); len(j.Deps) != 0 {
+		t.Errorf("%s has dependencies %+v", first, j.Deps)
+	}
+}
