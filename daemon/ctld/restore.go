@@ -160,10 +160,11 @@ func exitOr(p *int, def int) int {
 
 // restoreOrder is the order in which restore hands the spool's jobs to the
 // core: how finished jobs ended first (dependencies on them), then the
-// running jobs, then the waiting ones, each after the jobs it depends on.
+// running jobs, then the waiting ones, each after the jobs it depends on
+// and an array after its requeued subjobs (it finds them in the core; an
+// array with no index left to start and none of them yet would finish).
 // That is submission order, except where qalter made a job depend on a
-// later one, or on an array (whose record comes after its requeued
-// subjobs, which it finds in the core).
+// later one or on an array.
 func restoreOrder(all []*job) []*job {
 	out := make([]*job, 0, len(all))
 	var waiting []*job
@@ -181,15 +182,28 @@ func restoreOrder(all []*job) []*job {
 			waiting = append(waiting, j)
 		}
 	}
-	slices.SortStableFunc(waiting, func(a, b *job) int {
-		if a.Seq != b.Seq {
-			return cmp.Compare(a.Seq, b.Seq)
-		}
-		return cmp.Compare(arrayEntry(a), arrayEntry(b)) // subjobs before their array
-	})
+	slices.SortStableFunc(waiting, func(a, b *job) int { return cmp.Compare(a.Seq, b.Seq) })
 	byID := make(map[string]*job, len(waiting))
 	for _, j := range waiting {
 		byID[j.ID] = j
+	}
+	// before lists, for each waiting job, the waiting jobs it must follow.
+	before := make(map[*job][]*job, len(waiting))
+	for _, j := range waiting {
+		for _, d := range j.Deps {
+			t := byID[d.On]
+			if t == nil {
+				if arr, _, ok := jobid.SplitSub(d.On); ok {
+					t = byID[arr]
+				}
+			}
+			if t != nil {
+				before[j] = append(before[j], t)
+			}
+		}
+		if p := byID[j.ArrayParent]; p != nil {
+			before[p] = append(before[p], j)
+		}
 	}
 	// Depth first, iteratively (a chain of dependencies may be long). A
 	// cycle (qalter refuses to make one) is cut where it closes: the core
@@ -202,7 +216,7 @@ func restoreOrder(all []*job) []*job {
 	mark := make(map[*job]int, len(waiting))
 	type frame struct {
 		j    *job
-		next int // the next of j.Deps to look at
+		next int // the next of before[j] to look at
 	}
 	for _, root := range waiting {
 		if mark[root] != unseen {
@@ -212,33 +226,19 @@ func restoreOrder(all []*job) []*job {
 		stack := []frame{{j: root}}
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			if f.next == len(f.j.Deps) {
+			if f.next == len(before[f.j]) {
 				mark[f.j] = done
 				out = append(out, f.j)
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			on := f.j.Deps[f.next].On
+			t := before[f.j][f.next]
 			f.next++
-			t := byID[on]
-			if t == nil {
-				if arr, _, ok := jobid.SplitSub(on); ok {
-					t = byID[arr]
-				}
-			}
-			if t != nil && mark[t] == unseen {
+			if mark[t] == unseen {
 				mark[t] = open
 				stack = append(stack, frame{j: t})
 			}
 		}
 	}
 	return out
-}
-
-// arrayEntry is 1 for an array's own record, 0 for any other job.
-func arrayEntry(j *job) int {
-	if j.ArrayIndices != "" && j.ArrayParent == "" {
-		return 1
-	}
-	return 0
 }

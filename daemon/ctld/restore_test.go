@@ -169,3 +169,48 @@ func TestRestoreRemovedShareAndNode(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreArrayAfterRequeuedSubjob: an array whose indices have all
+// started, its subjobs back in the queue, and an earlier job made
+// (qalter) to depend on the array: after a restart the array is still
+// begun and its subjob still waits. Restored for the dependent job first,
+// the array came back with no index to start and no subjob in the core,
+// and would finish at once.
+func TestRestoreArrayAfterRequeuedSubjob(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	dep := tc.submitSpec(spec("a", 1, "u"))
+	arrSpec := spec("a", 1, "")
+	arrSpec.Job.ArrayIndices = "0-1"
+	arr := tc.submitSpec(arrSpec)
+	n := tc.attachNode("n1")
+	var subs []string
+	for range 2 {
+		st := n.expect(api.MsgStart).Start
+		n.report(st.Job.ID, st.Run, api.RunRunning, 0)
+		subs = append(subs, st.Job.ID)
+	}
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: dep, Deps: &[]api.Dep{{Type: "afterok", On: arr}}}}); r.Error != nil {
+		t.Fatalf("qalter: %v", r.Error)
+	}
+	if r := tc.call(api.Request{Op: api.OpDrain, Node: "n1"}); r.Error != nil {
+		t.Fatalf("drain: %v", r.Error)
+	}
+	// The node comes back without them: both are requeued and wait (the
+	// node is drained).
+	tc.attachNode("n1")
+	for _, s := range subs {
+		tc.waitState(s, api.StateQueued)
+	}
+	tc.restart()
+	if j := tc.job(arr); j.State != api.StateArray {
+		t.Errorf("after the restart the array is %s %q, want begun", j.State, j.Reason)
+	}
+	for _, s := range subs {
+		if j := tc.job(s); j.State != api.StateQueued {
+			t.Errorf("after the restart the requeued subjob %s is %s %q, want queued", s, j.State, j.Reason)
+		}
+	}
+	if j := tc.job(dep); j.State != api.StateHeld || len(j.Deps) != 1 {
+		t.Errorf("after the restart %s is %s with deps %+v", dep, j.State, j.Deps)
+	}
+}
