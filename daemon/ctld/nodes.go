@@ -494,9 +494,12 @@ func (c *Controller) checkedNodes() []*node {
 	for _, cn := range c.cfg.Nodes {
 		out = append(out, c.node(cn.Name))
 	}
+	if len(c.nodes) == len(out) {
+		return out // every node is configured (c.node made each one's entry)
+	}
 	var gone []*node
 	for name, n := range c.nodes {
-		if c.cfg.Node(name) == nil && (n.silent || !n.deadline.IsZero()) {
+		if (n.silent || !n.deadline.IsZero()) && c.cfg.Node(name) == nil {
 			gone = append(gone, n)
 		}
 	}
