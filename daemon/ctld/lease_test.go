@@ -33,6 +33,35 @@ func (tc *testCluster) runningOn(n *scriptedNode, name string, gpus int) string 
 	return id
 }
 
+// restartedAt restarts the controller and returns when the new one
+// started, on its clock.
+func (tc *testCluster) restartedAt() time.Time {
+	tc.t.Helper()
+	tc.restart()
+	var started time.Time
+	if err := tc.ctl.do(context.Background(), func() { started = tc.ctl.startedAt }); err != nil {
+		tc.t.Fatal(err)
+	}
+	return started
+}
+
+// requeuedAt moves the clock to a second before at, when job id must still
+// be running, then past it, when node n (beating all along) must be sent
+// it again; it returns that start order.
+func (tc *testCluster) requeuedAt(id string, at time.Time, n *scriptedNode) api.NodeMsg {
+	tc.t.Helper()
+	tc.advanceBeating(at.Sub(tc.clock.now())-time.Second, n)
+	if j := tc.job(id); j.State != api.StateRunning {
+		tc.t.Fatalf("before its lease's end: job %s is %s", id, j.State)
+	}
+	tc.advanceBeating(2*time.Second, n)
+	m := n.expect(api.MsgStart)
+	if m.Start.Job.ID != id {
+		tc.t.Fatalf("started %s, want %s again", m.Start.Job.ID, id)
+	}
+	return m
+}
+
 // advanceBeating moves the clock d ahead in steps shorter than
 // node_timeout, the given nodes beating before each, so that only the
 // others fall silent.
@@ -203,23 +232,14 @@ func TestRestartWaitsForLease(t *testing.T) {
 	tc := newTestClusterWith(t, []string{"n1:8", "n2:8"}, twoShares, leaseKeys)
 	n1 := tc.attachNode("n1")
 	id := tc.runningOn(n1, "n1", 4)
-	tc.restart()
-	var started time.Time
-	if err := tc.ctl.do(context.Background(), func() { started = tc.ctl.startedAt }); err != nil {
-		t.Fatal(err)
-	}
+	started := tc.restartedAt()
 	n2 := tc.attachNode("n2")
 	tc.advanceBeating(testNodeTimeout+time.Second, n2)
 	want := started.Add(testLease + leaseMargin)
 	if j := tc.job(id); j.State != api.StateRunning || j.Reason != api.ReasonNodeUnreachable || !j.RequeueAt.Equal(want) {
 		t.Fatalf("after node_timeout: state %s, reason %q, requeue at %v; want running, unreachable, %v", j.State, j.Reason, j.RequeueAt, want)
 	}
-	tc.advanceBeating(want.Sub(tc.clock.now())-time.Second, n2)
-	if j := tc.job(id); j.State != api.StateRunning {
-		t.Fatalf("before the lease's end: state %s", j.State)
-	}
-	tc.advanceBeating(2*time.Second, n2)
-	if s := n2.expect(api.MsgStart); s.Start.Job.ID != id || s.Start.Run != 1 {
+	if s := tc.requeuedAt(id, want, n2); s.Start.Run != 1 {
 		t.Fatalf("restart: %+v", s.Start)
 	}
 }
@@ -267,11 +287,7 @@ func TestLeaseKeptAcrossRestart(t *testing.T) {
 	if err := os.WriteFile(tc.conf, []byte(shorter), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tc.restart()
-	var started time.Time
-	if err := tc.ctl.do(context.Background(), func() { started = tc.ctl.startedAt }); err != nil {
-		t.Fatal(err)
-	}
+	started := tc.restartedAt()
 	n2 := tc.attachNode("n2")
 	tc.advanceBeating(testNodeTimeout+time.Second, n2)
 	want := started.Add(testLease + leaseMargin)

@@ -155,14 +155,7 @@ func TestRestoreRemovedShareAndNode(t *testing.T) {
 			if j.State != api.StateRunning || j.Reason != api.ReasonNodeUnreachable || j.RequeueAt.IsZero() {
 				t.Fatalf("after node_timeout: %s %q requeue at %v; want running, unreachable", j.State, j.Reason, j.RequeueAt)
 			}
-			tc.advanceBeating(j.RequeueAt.Sub(tc.clock.now())-time.Second, n1)
-			if j := tc.job(run); j.State != api.StateRunning {
-				t.Fatalf("before its lease's end: %s", j.State)
-			}
-			tc.advanceBeating(2*time.Second, n1)
-			if s := n1.expect(api.MsgStart).Start; s.Job.ID != run {
-				t.Fatalf("started %s on n1, want %s again", s.Job.ID, run)
-			}
+			tc.requeuedAt(run, j.RequeueAt, n1)
 			if j := tc.job(wait); j.State != api.StateQueued || j.Reason != "ShareRemoved" {
 				t.Errorf("the job of the removed share is %s %q", j.State, j.Reason)
 			}
