@@ -295,7 +295,7 @@ func TestShareCapBoundProperty(t *testing.T) {
 		noBackfill := cl.clone()
 		noBackfill.Sched.Backfill = false
 		cl.Sched.Backfill = true
-		res, err := Compare(context.Background(), []Variant{{"backfill", cl}, {"no backfill", noBackfill}}, jobs, nil)
+		res, err := Compare(context.Background(), []Variant{{Name: "backfill", Cluster: cl}, {Name: "no backfill", Cluster: noBackfill}}, jobs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

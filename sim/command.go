@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 
@@ -65,12 +66,20 @@ func newApp(stdout io.Writer) *cli.App {
 	}
 }
 
+// gcPercent is the simulator's GOGC unless the environment sets one.
+const gcPercent = 200
+
 func simulate(c *cli.Context) (err error) {
 	if c.String("config") == "" || c.String("trace") == "" {
 		return errors.New("--config and --trace are required (see --help)")
 	}
 	if c.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", c.Args().First())
+	}
+	if os.Getenv("GOGC") == "" {
+		// A batch run: a larger heap for less collection (about 7% less
+		// CPU on the ITP trace with --compare, 240 MB at most).
+		debug.SetGCPercent(gcPercent)
 	}
 	cl, err := LoadCluster(c.String("config"))
 	if err != nil {

@@ -56,5 +56,6 @@
 // SIGTERM and holds its GPUs for its grace time; it keeps the work saved by
 // then (all of it, or with checkpoint_s only up to its last checkpoint) and
 // is requeued with the rest. The core runs single-threaded per simulation;
-// Compare runs one simulation per goroutine.
+// Compare runs as many simulations at once as there are cores, one per
+// goroutine, the costliest first (Variant.Cost).
 package sim

@@ -274,8 +274,17 @@ func (s *Scheduler) sortedIDs() []JobID {
 // the free GPUs is RESERVE shares' idle quota, or is held for GPUs that
 // leaving borrowers still hold), so one whose GPUs pass the slack waits
 // for Resources whatever the layout; a start later in the same pass (a
-// RESERVE share's, around it) may split the free GPUs it did not count on.
-func (s *Scheduler) reasonsTruthful() error {
+// RESERVE share's, around it) may split the free GPUs it did not count on,
+// and a RESERVE share's reclaim later in the pass (its nomination is not
+// in the pool; the victims leave it) may raise the slack it counted: after
+// such a pass (plan) the slack is not checked.
+func (s *Scheduler) reasonsTruthful(plan Plan) error {
+	slackRaised := false
+	for _, pr := range plan.Preempts {
+		if j, ok := s.jobs[pr.For]; ok && j.share != nil && j.share.reserve() {
+			slackRaised = true
+		}
+	}
 	for _, j := range s.sortedJobs() {
 		if j.state != Pending {
 			continue
@@ -293,7 +302,7 @@ func (s *Scheduler) reasonsTruthful() error {
 			}
 		case ReasonResources:
 			p := j.share.part
-			if p != nil && j.inReady && !p.accounts && (j.share.reserve() || j.total() <= p.slack()) && s.fragmented(p, j) {
+			if p != nil && j.inReady && !p.accounts && (j.share.reserve() || j.total() <= p.slack() && !slackRaised) && s.fragmented(p, j) {
 				return fmt.Errorf("job %s: Resources, but %d GPUs are free for its %d (split across nodes)", j.ID, p.freeAvail, j.total())
 			}
 		}

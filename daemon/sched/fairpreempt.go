@@ -1,6 +1,9 @@
 package sched
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Fair-share preemption among borrowers (Config.FairPreemption).
 //
@@ -75,6 +78,78 @@ func (s *Scheduler) fairCandidates(p *partition, sh *share, final float64) []*jo
 		}
 	}
 	return cands
+}
+
+// fairHopeless says whether no victim set from cands can hold j, before
+// the search sorts anything (most fair-share searches fail, and the sort
+// and the node-by-node search cost far more than this). It counts what
+// the search could at best take: every candidate's GPUs on usable nodes,
+// each share's only down to what fairVictimOK leaves it (in GPUs the
+// victims hold, plus what Exclusive victims free beyond them), with every
+// free and spare GPU, less the reserved GPUs the search keeps off (the
+// masks of the reservations binding j); too few GPUs in total, or too few nodes that could
+// reach j.GPUsPerNode, and the search would fail. A necessary condition
+// only: when it holds the search runs as before, so plans do not change
+// (the property tests replay every world with exhaustive searches).
+func (s *Scheduler) fairHopeless(p *partition, j *job, cands []*job, final float64) bool {
+	type take struct {
+		x            *share
+		frees, extra int // GPUs its candidates free; of them, beyond their own (Exclusive victims)
+	}
+	var by []take // few shares: a linear search
+	onNode := s.nodeBuf[:0]
+	for range p.nodes {
+		onNode = append(onNode, 0)
+	}
+	s.nodeBuf = onNode
+	for _, v := range cands {
+		k := len(by)
+		for i := range by {
+			if by[i].x == v.share {
+				k = i
+				break
+			}
+		}
+		if k == len(by) {
+			by = append(by, take{x: v.share})
+		}
+		frees := 0
+		for i, n := range v.anodes {
+			if n.part != p || !n.usable() {
+				continue
+			}
+			g := len(v.allocs[i].GPUs)
+			if v.Exclusive {
+				g = v.keeps(i).count() // its whole node (gpusOn)
+			}
+			if s.masking && s.masked(n) {
+				g -= v.keeps(i).and(n.mask).count() // kept off (search.gpusOn)
+			}
+			frees += g
+			onNode[n.pidx] += g
+		}
+		by[k].frees += frees
+		by[k].extra += max(0, frees-v.gpuN)
+	}
+	room := s.freeFor(p) + p.spare
+	for _, t := range by {
+		// fairVictimOK: t.x keeps its quota plus final per weight; the
+		// bound rounds in favour of the search.
+		most := t.x.eff() - t.x.quota() - int(math.Floor(final*float64(t.x.weight())-1e-6))
+		room += min(t.frees, max(0, most)+t.extra)
+	}
+	if room < j.total() {
+		return true
+	}
+	nodes := 0
+	for _, n := range p.nodes {
+		if n.usable() && s.freeOn(n)+n.spare+onNode[n.pidx] >= j.GPUsPerNode {
+			if nodes++; nodes >= j.Nodes {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fairWakeAt notes that a fair preemption refused for time may be allowed

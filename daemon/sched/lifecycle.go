@@ -279,10 +279,23 @@ func (s *Scheduler) startNominated(p *partition) {
 				o, w := n.nominatedWait()
 				ok, wait = ok && o, wait || w
 			}
+			if n.overCommitted() {
+				// The nominations counted the CPUs or memory of jobs
+				// still leaving (orphaned victims, after a restart):
+				// wait for them, never start beside them.
+				if n.leaveCPU > 0 || n.leaveMem > 0 {
+					wait = true
+				} else {
+					ok = false
+				}
+			}
 		}
 		// Starting elsewhere must keep the share within its quota while its
-		// own victims (in-share preemption) are still leaving.
-		if ok && wait && j.share.inUse()+j.total() <= j.share.quota() {
+		// own victims (in-share preemption) are still leaving; counting its
+		// other preemptors' nominations too (usage counts j's own), within
+		// its quota or, for a LEND_AND_BORROW share, its borrow limit.
+		if sh := j.share; ok && wait && sh.inUse()+j.total() <= sh.quota() &&
+			(sh.usage() <= sh.quota() || mayBorrow(sh, sh.usage()-sh.quota())) {
 			if allocs, nodes, free := s.placeFree(p, j); free {
 				s.releaseNom(nm)
 				s.overtake(j, nodes, allocs, nil)

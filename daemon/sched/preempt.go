@@ -57,8 +57,10 @@ import "sort"
 //
 // The chosen GPUs (free, spare and the victims') are nominated for the job:
 // nobody else gets them, and the job starts once every victim has exited
-// and no chosen GPU is held any more; if free GPUs elsewhere hold it first
-// (and its share stays within quota counting its jobs still leaving), it
+// and no chosen GPU is held any more (nor the CPUs and memory of the jobs
+// still leaving there); if free GPUs elsewhere hold it first (and its share
+// stays within quota counting its jobs still leaving, and within its quota
+// or borrow limit counting its other preemptors' nominations too), it
 // starts there instead and its victims go on leaving as spare GPUs.
 // Jobs started in the same Schedule call are never victims. Within a pass,
 // a share that failed a search does not search again for a
@@ -402,6 +404,10 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 	if fair {
 		final = borrowedPerWeight(sh, sh.usage()+j.total())
 		cands = s.fairCandidates(p, sh, final)
+		if !s.exhaustive && s.fairHopeless(p, j, cands, final) {
+			s.cutShort++
+			return false, masked
+		}
 	}
 	if mode.crossShare() {
 		for _, x := range p.shares {

@@ -44,6 +44,22 @@ func (w *world) submit() {
 		j.MemPerNode = rapid.SampledFrom([]int64{0, 0, 1, 4}).Draw(t, "jm")
 	}
 	j.Exclusive = rapid.IntRange(0, 5).Draw(t, "excl") == 0
+	if w.burst > 0 {
+		// A contention world: the first borrower's burst of long jobs,
+		// then mostly the other borrowers' jobs.
+		if w.seq <= uint64(w.burst) {
+			// Small plain jobs: a fair-share preemption takes some.
+			j.Share, j.Walltime, j.Nodes, j.Exclusive = w.cfg.Shares[1].Name, 30*time.Second, 1, false
+			j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode = rapid.IntRange(1, 2).Draw(t, "burstGPUs"), 0, 0
+			w.cover(j)
+			if err := w.apply(Submitted{Job: j}); err == nil {
+				w.ids = append(w.ids, j.ID)
+			}
+			return
+		} else if len(w.cfg.Shares) > 2 && rapid.Bool().Draw(t, "otherBorrower") {
+			j.Share = rapid.SampledFrom(w.cfg.Shares[2:]).Draw(t, "borrower").Name
+		}
+	}
 	if !w.rich {
 		w.cover(j)
 		if err := w.apply(Submitted{Job: w.maybeArray(j)}); err == nil {

@@ -70,7 +70,7 @@ var (
 		"startfail refused", "startfail retry", "restart",
 		// Knobs of the configuration, first or reloaded.
 		"strategy RESERVE", "strategy LEND", "strategy LEND_AND_BORROW", "borrow unlimited", "borrow limited",
-		"inshare", "fair share", "no fair share", "fair users", "fair preemption", "backfill", "no backfill",
+		"inshare", "fair share", "no fair share", "fair users", "fair preemption", "fair search cut short", "backfill", "no backfill",
 		"default walltime", "user job limit", "user gpu limit", "node labels", "start retries", "checkpoints local",
 		"reload quota", "reload strategy", "reload share removed", "reload share added", "reload node removed",
 		"reload node added", "reload node gpus", "reload node labels", "reload partition added", "reload backfill",

@@ -41,6 +41,15 @@ type world struct {
 	// holds, begin times, dependencies, refused events); the others keep
 	// the plain workload that makes preemptions frequent.
 	rich bool
+	// burst: the first so many submissions go to the second share (a
+	// contention world: genConfig).
+	burst int
+	// calm: no reloads and fewer exits, so that the contention lasts
+	// (TestPropFairPreemption).
+	calm bool
+	// nomsBefore: the preemptors holding a nomination before the pass
+	// (checkFairPreemption).
+	nomsBefore map[*job]bool
 	// shrunkCap: nodes that reported fewer CPUs or less memory at some
 	// time (their running jobs may hold more than they have now).
 	shrunkCap map[string]bool
@@ -48,7 +57,10 @@ type world struct {
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
 // memory (and jobs ask for them, or for no GPU at all).
-func genConfig(t *rapid.T, cpus bool) Config {
+// genConfig draws a configuration, one time in four (always with contend)
+// one with borrowers contending for a lender's idle GPUs; the bool says
+// which.
+func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
 	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries,
@@ -84,11 +96,36 @@ func genConfig(t *rapid.T, cpus bool) Config {
 		})
 		drawUserRules(t, &cfg.Shares[i])
 	}
+	if contend = contend || rapid.IntRange(0, 3).Draw(t, "contention") == 0; contend {
+		cfg.FairShare, cfg.FairPreemption = true, true
+		cfg.FairPreemptionAfter = time.Duration(rapid.IntRange(0, 3).Draw(t, "contendAfter")) * time.Second
+		for ; ns < 3; ns++ {
+			cfg.Shares = append(cfg.Shares, Share{Name: fmt.Sprintf("s%d", ns), Partition: "p"})
+		}
+		// Borrowers contending for a lender's idle GPUs, the shape a
+		// fair-share preemption needs (seldom drawn otherwise): a LEND
+		// share and LEND_AND_BORROW shares with small quotas and no limit.
+		capacity := 0
+		cfg.Nodes = cfg.Nodes[:min(2, len(cfg.Nodes))] // few GPUs: the burst fills them
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].GPUs = rapid.SampledFrom([]int{4, 8}).Draw(t, "contendGPUs")
+			capacity += cfg.Nodes[i].GPUs
+		}
+		lent := capacity
+		for i := 1; i < ns; i++ {
+			cfg.Shares[i].Strategy, cfg.Shares[i].BorrowLimit = LendAndBorrow, Unlimited
+			cfg.Shares[i].GPUs = rapid.IntRange(0, min(2, capacity/(2*ns))).Draw(t, "contendQuota")
+			lent -= cfg.Shares[i].GPUs
+		}
+		cfg.Shares[0].Strategy, cfg.Shares[0].GPUs = Lend, lent
+		cfg.Partitions[0].PreemptionRetries = rapid.SampledFrom([]int{Unlimited, 2, 3}).Draw(t, "contendRetries")
+		return cfg, true
+	}
 	if rapid.Bool().Draw(t, "pureBorrower") {
 		// A share that only borrows: what reclaim takes back.
 		cfg.Shares[ns-1].GPUs, cfg.Shares[ns-1].Strategy, cfg.Shares[ns-1].BorrowLimit = 0, LendAndBorrow, Unlimited
 	}
-	return cfg
+	return cfg, false
 }
 
 // apply feeds an event to the core. Random events may be refused; a
@@ -126,6 +163,10 @@ func (w *world) schedule() Plan {
 	}
 	p := w.s.Schedule(w.now)
 	w.plans = append(w.plans, p)
+	if w.s.cutShort > 0 {
+		w.cov.add("fair search cut short")
+		w.s.cutShort = 0
+	}
 	for _, st := range p.Starts {
 		if !slices.Contains(w.ids, st.Job) {
 			w.ids = append(w.ids, st.Job)
@@ -141,7 +182,7 @@ func (w *world) schedule() Plan {
 	if w.walls {
 		w.checkReservations()
 	}
-	if err := w.s.reasonsTruthful(); err != nil {
+	if err := w.s.reasonsTruthful(p); err != nil {
 		w.t.Fatalf("after pass: %v\n%s", err, w.dump())
 	}
 	return p
@@ -180,6 +221,10 @@ func (w *world) step(nodeEvents bool) {
 	}
 	if nodeEvents {
 		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom", "upgpus")
+	}
+	if w.calm {
+		kinds = []string{"submit", "submit", "submit", "schedule", "schedule", "schedule", "exit", "exitvictim", "exitvictim",
+			"cancel", "prio", "hold", "release", "cancelpre", "holdpre", "priopre", "restart"}
 	}
 	kind := rapid.SampledFrom(kinds).Draw(w.t, "kind")
 	switch kind {
@@ -807,15 +852,16 @@ func (w *world) checkLiveness() {
 }
 
 func runWorld(t *rapid.T, cov *coverage, nodeEvents bool) *world {
-	return runWorldBF(t, cov, nodeEvents, false)
+	return runWorldBF(t, cov, nodeEvents, false, false)
 }
 
-// runWorldBF is runWorld, with backfill and walltimes when walls is set.
-func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls bool) *world {
-	cfg := genConfig(t, nodeEvents)
+// runWorldBF is runWorld, with backfill and walltimes when walls is set;
+// calm is a contention world with the calm event mix (world.calm).
+func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls, calm bool) *world {
+	cfg, contend := genConfig(t, nodeEvents, calm)
 	if walls {
 		cfg.Backfill = true
-		cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
+		cfg.FairShare = contend || rapid.Bool().Draw(t, "fairShare")
 		cfg.Partitions[0].DefaultWalltime = time.Duration(rapid.SampledFrom([]int{0, 5, 20}).Draw(t, "defaultWall")) * time.Second
 	}
 	s, err := New(cfg)
@@ -825,6 +871,12 @@ func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls bool) *world {
 	w := &world{t: t, s: s, cfg: cfg, cfg0: cfg, cpus: nodeEvents, walls: walls, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
 		o: newOracle(), cov: cov, refusedAt: map[int]bool{}, forgot: map[JobID]bool{}, shrunkCap: map[string]bool{}}
 	w.rich = rapid.IntRange(0, 2).Draw(t, "rich") > 0
+	if contend {
+		// The first borrower's burst takes the lender's idle GPUs; the
+		// other borrowers' jobs come after it.
+		w.burst = rapid.IntRange(3, 10).Draw(t, "burst")
+		w.calm = calm
+	}
 	w.countConfig(cfg)
 	for _, n := range cfg.Nodes {
 		w.apply(NodeUp{Node: n.Name})
@@ -838,27 +890,30 @@ func runWorldBF(t *rapid.T, cov *coverage, nodeEvents, walls bool) *world {
 }
 
 // replay runs the log again on a new core and asserts that it gives the
-// same plans: determinism. It does so twice (map order differs from run to
-// run), the second time without the events the core refused (a refusal
-// changes nothing).
+// same plans: determinism. It does so three times (map order differs from
+// run to run): the second time without the events the core refused (a
+// refusal changes nothing), the third with every victim search run in full
+// (the bounds that cut hopeless searches short change no plan).
 func (w *world) replay() {
-	w.replayOnce(false)
-	w.replayOnce(true)
+	w.replayOnce(false, false)
+	w.replayOnce(true, false)
+	w.replayOnce(false, true)
 }
 
-func (w *world) replayOnce(skipRefused bool) {
+func (w *world) replayOnce(skipRefused, exhaustive bool) {
 	cur := w.cfg0
 	s, err := New(cur)
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	s.exhaustive = exhaustive
 	k := 0
 	for i, e := range w.log {
 		switch e := e.(type) {
 		case time.Time:
 			p := s.Schedule(e)
 			if !reflect.DeepEqual(p, w.plans[k]) {
-				w.t.Fatalf("replay (refused events skipped: %v): plan %d differs:\n%+v\n%+v", skipRefused, k, p, w.plans[k])
+				w.t.Fatalf("replay (refused events skipped: %v, exhaustive searches: %v): plan %d differs:\n%+v\n%+v", skipRefused, exhaustive, k, p, w.plans[k])
 			}
 			k++
 		case Event:
@@ -871,6 +926,7 @@ func (w *world) replayOnce(skipRefused bool) {
 			cur = e.cfg
 		case restartMark:
 			s = restore(w.t, s, cur, nil)
+			s.exhaustive = exhaustive
 		}
 	}
 }
@@ -982,7 +1038,19 @@ func sortedHolds(h []relHold) []relHold {
 // tests is generated (node events, reloads and restarts included).
 func TestPropBackfill(t *testing.T) {
 	propCheck(t, append(slices.Clone(worldKinds), nodeKinds...), func(t *rapid.T, cov *coverage) {
-		w := runWorldBF(t, cov, true, true)
+		w := runWorldBF(t, cov, true, true, false)
+		w.replay()
+	})
+}
+
+// TestPropFairPreemption: borrowers contending for a lender's idle GPUs
+// (a contention world, with backfill and walltimes or without), so that
+// fair-share preemptions happen (the other worlds seldom contend long
+// enough): the invariants after every pass (checkFairPreemption among
+// them), the same plans on replay, exhaustive searches included.
+func TestPropFairPreemption(t *testing.T) {
+	propCheck(t, []string{"plan preempt fair_share", "fair search cut short", "preempt cross_share", "restart"}, func(t *rapid.T, cov *coverage) {
+		w := runWorldBF(t, cov, rapid.Bool().Draw(t, "nodeEvents"), rapid.Bool().Draw(t, "walls"), true)
 		w.replay()
 	})
 }
@@ -992,7 +1060,7 @@ func TestPropBackfill(t *testing.T) {
 // reservation it would delay.
 func TestPropBackfillLiveness(t *testing.T) {
 	propCheck(t, worldKinds, func(t *rapid.T, cov *coverage) {
-		w := runWorldBF(t, cov, false, true)
+		w := runWorldBF(t, cov, false, true, false)
 		w.checkLiveness()
 		w.replay()
 	})
@@ -1006,6 +1074,18 @@ func (w *world) shareHolds() map[string]shareHold {
 	m := map[string]shareHold{}
 	for name, sh := range w.s.shareByName {
 		m[name] = shareHold{sh.usage(), sh.eff()}
+	}
+	w.nomsBefore = w.nominatedJobs()
+	return m
+}
+
+// nominatedJobs is the set of preemptors holding a nomination.
+func (w *world) nominatedJobs() map[*job]bool {
+	m := map[*job]bool{}
+	for _, p := range w.s.parts {
+		for _, nm := range p.noms {
+			m[nm.j] = true
+		}
 	}
 	return m
 }
@@ -1033,6 +1113,21 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 		by    string // the preemptor's share
 		need  int    // the largest preemptor's GPUs
 	}
+	// GPUs nominated in this pass for each share's preemptors, with new
+	// victims or on spare GPUs only (a share's earlier preemptor in the
+	// pass counts against its quota too).
+	nominated := map[string]int{}
+	noms := w.nominatedJobs()
+	for _, pr := range plan.Preempts {
+		if j, ok := w.s.jobs[pr.For]; ok {
+			noms[j] = true
+		}
+	}
+	for j := range noms {
+		if !w.nomsBefore[j] {
+			nominated[j.share.cfg.Name] += j.total()
+		}
+	}
 	vs := map[string]*victimOf{}
 	for _, pr := range plan.Preempts {
 		v, ok := w.s.jobs[pr.Victim]
@@ -1056,7 +1151,7 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 			t.Fatalf("fair-share preemption of %s for %s with fair share %v, fair preemption %v\n%s", pr.Victim, pr.For, w.s.cfg.FairShare, w.s.cfg.FairPreemption, w.dump())
 		}
 		sh := j.share
-		if sh.cfg.Strategy != LendAndBorrow || before[sh.cfg.Name].usage+startedGPUs[sh.cfg.Name]+j.total() <= sh.quota() {
+		if sh.cfg.Strategy != LendAndBorrow || before[sh.cfg.Name].usage+startedGPUs[sh.cfg.Name]+nominated[sh.cfg.Name] <= sh.quota() {
 			t.Fatalf("fair-share preemption for %s of share %s (%v, usage %d, quota %d): not a borrower\n%s", j.ID, sh.cfg.Name, sh.cfg.Strategy, before[sh.cfg.Name].usage, sh.quota(), w.dump())
 		}
 		if v.share == sh {

@@ -79,7 +79,7 @@ func runScenario(sc *scenario) []string {
 			// The property tests' reason oracle holds after every pass of
 			// every scenario too (not consistent(): some scenarios have a
 			// node report fewer CPUs than its jobs hold).
-			if err := s.reasonsTruthful(); err != nil {
+			if err := s.reasonsTruthful(plan); err != nil {
 				at("after the pass: %v", err)
 			}
 		case st.check != nil:

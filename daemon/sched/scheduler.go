@@ -40,6 +40,11 @@ type Scheduler struct {
 	relBuf  []time.Time
 	holdBuf []relHold
 	endBuf  []shareEnd
+	nodeBuf []int // per node of a partition, by pidx (fairHopeless)
+	// exhaustive (tests only) runs every victim search in full, past the
+	// bounds that cut hopeless ones short: the plans must not change.
+	exhaustive bool
+	cutShort   int // searches cut short (tests' coverage)
 	// profEpoch changes with every event that may change a node's release
 	// profile without a nodeRefresh (reservation.go).
 	profEpoch uint64

@@ -237,6 +237,12 @@ func (n *node) reqOn(j *job) (int, int64) {
 	return c, m
 }
 
+// overCommitted says whether what n's jobs hold now and its nominations
+// claim together exceed its CPUs or memory.
+func (n *node) overCommitted() bool {
+	return n.cpus > 0 && n.usedCPU+n.nomCPU > n.cpus || n.mem > 0 && n.usedMem+n.nomMem > n.mem
+}
+
 func (n *node) cpuFree() int {
 	if n.cpus <= 0 {
 		return -1
@@ -400,6 +406,9 @@ func (nm *nomination) reason() Reason {
 
 // hasLabels says whether n carries every label j selects.
 func (n *node) hasLabels(j *job) bool {
+	if len(j.Labels) == 0 {
+		return true
+	}
 	for k, v := range j.Labels {
 		if n.cfg.Labels[k] != v {
 			return false
