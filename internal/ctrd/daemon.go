@@ -158,8 +158,10 @@ func (c *Daemon) waitReady(ctx context.Context, timeout time.Duration) error {
 
 // Stop kills and deletes every task and container the daemon holds (Sweep:
 // every namespace, so no shim, cgroup or mount outlives the daemon), stops
-// the daemon with SIGTERM (SIGKILL after 10 s), unmounts what is left
-// under Dir and removes Dir. It is safe to call more than once.
+// the daemon with SIGTERM (SIGKILL after 10 s), kills the shims still
+// left (killShims: a task created during the sweep, or the daemon had died
+// before), unmounts what is left under Dir and removes Dir. It is safe to
+// call more than once.
 func (c *Daemon) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
@@ -177,6 +179,9 @@ func (c *Daemon) Stop() error {
 				_ = c.cmd.Process.Kill()
 				<-c.done
 			}
+		}
+		if _, err := killShims(c.Socket); err != nil {
+			errs = append(errs, err)
 		}
 		if err := UnmountUnder(c.Dir); err != nil {
 			errs = append(errs, err)
