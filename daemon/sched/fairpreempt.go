@@ -118,13 +118,7 @@ func (s *Scheduler) fairHopeless(p *partition, j *job, cands []*job, final float
 			if n.part != p || !n.usable() {
 				continue
 			}
-			g := len(v.allocs[i].GPUs)
-			if v.Exclusive {
-				g = v.keeps(i).count() // its whole node (gpusOn)
-			}
-			if s.masking && s.masked(n) {
-				g -= v.keeps(i).and(n.mask).count() // kept off (search.gpusOn)
-			}
+			g := s.freesOn(v, i, true) // as the search counts it, reserved GPUs kept off
 			frees += g
 			onNode[n.pidx] += g
 		}

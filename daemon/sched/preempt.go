@@ -175,32 +175,30 @@ func (a cost) less(b cost) bool {
 	return a.pidx < b.pidx
 }
 
-// gpusOn is what victim v frees on n for the search: gpusOn, less, when
-// the search keeps off them (keepOff), the GPUs of reservations that bind
-// the preemptor (the mask).
+// gpusOn is what victim v frees on n for the search (freesOn), and the
+// CPUs and memory it holds there.
 func (se *search) gpusOn(v *job, n *node) (int, int, int64) {
-	g, c, m := gpusOn(v, n)
-	if g > 0 && se.keepOff && se.s.masked(n) && !n.mask.isEmpty() {
-		for i, x := range v.anodes {
-			if x == n {
-				g -= v.keeps(i).and(n.mask).count()
-			}
-		}
-	}
-	return g, c, m
-}
-
-func gpusOn(v *job, n *node) (int, int, int64) {
 	for i, x := range v.anodes {
 		if x == n {
 			c, m := n.reqOn(v)
-			if v.Exclusive {
-				return v.keeps(i).count(), c, m // an Exclusive victim frees its whole node
-			}
-			return len(v.allocs[i].GPUs), c, m
+			return se.s.freesOn(v, i, se.keepOff), c, m
 		}
 	}
 	return 0, 0, 0
+}
+
+// freesOn is how many GPUs victim v frees on its i-th node: its own there
+// (an Exclusive victim frees its whole node), less, with keepOff, those
+// the masks of the reservations binding the preemptor hold.
+func (s *Scheduler) freesOn(v *job, i int, keepOff bool) int {
+	g := len(v.allocs[i].GPUs)
+	if v.Exclusive {
+		g = v.keeps(i).count()
+	}
+	if n := v.anodes[i]; keepOff && g > 0 && s.masked(n) && !n.mask.isEmpty() {
+		g -= v.keeps(i).and(n.mask).count()
+	}
+	return g
 }
 
 // fair says whether the search is a fair-share preemption.

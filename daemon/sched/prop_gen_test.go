@@ -51,10 +51,7 @@ func (w *world) submit() {
 			// Small plain jobs: a fair-share preemption takes some.
 			j.Share, j.Walltime, j.Nodes, j.Exclusive = w.cfg.Shares[1].Name, 30*time.Second, 1, false
 			j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode = rapid.IntRange(1, 2).Draw(t, "burstGPUs"), 0, 0
-			w.cover(j)
-			if err := w.apply(Submitted{Job: j}); err == nil {
-				w.ids = append(w.ids, j.ID)
-			}
+			w.submitJob(j)
 			return
 		} else if len(w.cfg.Shares) > 2 && rapid.Bool().Draw(t, "otherBorrower") {
 			j.Share = rapid.SampledFrom(w.cfg.Shares[2:]).Draw(t, "borrower").Name
@@ -112,6 +109,12 @@ func (w *world) submit() {
 			j.Deps = append(j.Deps, Dep{Type: AfterAny, On: j.ID})
 		}
 	}
+	w.submitJob(j)
+}
+
+// submitJob counts j's knobs and submits it; the world knows it once the
+// core accepts it.
+func (w *world) submitJob(j Job) {
 	w.cover(j)
 	if err := w.apply(Submitted{Job: j}); err == nil {
 		w.ids = append(w.ids, j.ID)

@@ -56,10 +56,9 @@ type world struct {
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
-// memory (and jobs ask for them, or for no GPU at all).
-// genConfig draws a configuration, one time in four (always with contend)
-// one with borrowers contending for a lender's idle GPUs; the bool says
-// which.
+// memory (and jobs ask for them, or for no GPU at all). One time in four
+// (always with contend) it is one with borrowers contending for a
+// lender's idle GPUs; the bool says which.
 func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 	retries := rapid.SampledFrom([]int{Unlimited, 0, 1, 2}).Draw(t, "retries")
 	nodeRetries := rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "nodeRetries")
