@@ -108,10 +108,7 @@ func (c *Controller) requeueTime(from time.Time) time.Time {
 // is placed there, and its jobs go back to the queue at requeueTime(from)
 // unless it says hello first. A node without running jobs is simply down.
 func (c *Controller) silence(n *node, from, now time.Time) {
-	if n.conn != nil {
-		n.conn.close()
-		n.conn = nil
-	}
+	n.disconnect()
 	n.deadline = time.Time{}
 	jobs := c.jobsOn(n.name)
 	if len(jobs) == 0 {
@@ -154,10 +151,7 @@ func (c *Controller) unsilence(n *node, now time.Time) {
 // nodeDown marks n down in the core, which requeues its jobs.
 func (c *Controller) nodeDown(n *node) {
 	n.up, n.silent, n.deadline, n.requeueAt = false, false, time.Time{}, time.Time{}
-	if n.conn != nil {
-		n.conn.close()
-		n.conn = nil
-	}
+	n.disconnect()
 	if err := c.core.Apply(sched.NodeDown{Node: n.name}); err != nil {
 		c.log.Error("node down", "node", n.name, "err", err)
 	}

@@ -43,6 +43,14 @@ type node struct {
 	sessionAddr string
 }
 
+// disconnect closes n's connection, if it has one.
+func (n *node) disconnect() {
+	if n.conn != nil {
+		n.conn.close()
+		n.conn = nil
+	}
+}
+
 // listenNodes opens the node daemons' TCP address, with mutual TLS when the
 // configuration gives certificates.
 func (c *Controller) listenNodes() (net.Listener, error) {
@@ -122,11 +130,11 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		return
 	}
 	if refused != nil {
+		attrs := []any{"node", hello.Node, "remote", conn.RemoteAddr()}
 		if nc.cert != nil {
-			c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "cert", certNames(nc.cert), "err", refused)
-		} else {
-			c.log.Warn("node refused", "node", hello.Node, "remote", conn.RemoteAddr(), "err", refused)
+			attrs = append(attrs, "cert", certNames(nc.cert))
 		}
+		c.log.Warn("node refused", append(attrs, "err", refused)...)
 		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error(), Code: refusalCode(refused)})
 		return
 	}
@@ -305,7 +313,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		}
 		if _, ok := has[j.ID]; !ok {
 			c.log.Warn("node no longer runs a job it was given: requeued", "node", h.Node, "job", j.ID)
-			c.lostJob(j, now, "lost by node "+h.Node)
+			c.lostJob(j, now, "lost by node "+h.Node, false)
 		}
 	}
 	c.needPass = true
@@ -402,13 +410,13 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 	if leaseStop && (j.Stopping == "" || j.Stopping == string(api.StopFailed)) {
 		// A node stopped its part as its job lease ran out: the job lost
 		// that node (the other parts were stopped for it).
-		c.nodeLost(j, now, "its node stopped it: the job lease ran out")
+		c.lostJob(j, now, "its node stopped it: the job lease ran out", true)
 		return
 	}
 	if failedStart && !jobFault {
 		// Every failure was the node's (its runtime is down): not the
 		// job's fault, so it does not count.
-		c.lostJob(j, now, "could not start on "+nodeName+": "+errText)
+		c.lostJob(j, now, "could not start on "+nodeName+": "+errText, false)
 		return
 	}
 	if failedStart {
@@ -439,21 +447,11 @@ func (c *Controller) startFailed(j *job, refused bool) {
 	c.needPass = true
 }
 
-// nodeLost puts a job whose node stopped it back in the queue, counted
-// as a node failure (as sched.NodeDown counts its jobs).
-func (c *Controller) nodeLost(j *job, now time.Time, why string) {
-	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID), NodeLost: true}); err != nil {
-		c.log.Error("requeue", "job", j.ID, "err", err)
-		return
-	}
-	c.backToQueue(j, now, "requeued: "+why)
-	c.needPass = true
-}
-
 // lostJob puts a job whose run vanished back in the queue, without counting
-// a preemption.
-func (c *Controller) lostJob(j *job, now time.Time, why string) {
-	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID)}); err != nil {
+// a preemption; nodeLost counts it as a node failure (a node stopped it,
+// as sched.NodeDown counts its jobs).
+func (c *Controller) lostJob(j *job, now time.Time, why string, nodeLost bool) {
+	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID), NodeLost: nodeLost}); err != nil {
 		c.log.Error("requeue", "job", j.ID, "err", err)
 		return
 	}
@@ -607,9 +605,6 @@ func (c *Controller) resyncNodes() {
 		}
 		c.log.Info("node changed by the reload: asked to say hello again", "node", n.name)
 		n.up = false
-		if n.conn != nil {
-			n.conn.close()
-			n.conn = nil
-		}
+		n.disconnect()
 	}
 }

@@ -49,15 +49,7 @@ func (s *supervisor) guardLease(ctx context.Context) {
 // fence stops every running job of the node whose stop would not end by
 // the lease's end.
 func (s *supervisor) fence() {
-	s.mu.Lock()
-	jobs := make([]*job, 0, len(s.jobs))
-	for _, j := range s.jobs {
-		if j.running {
-			jobs = append(jobs, j)
-		}
-	}
-	s.mu.Unlock()
-	for _, j := range jobs {
+	for _, j := range s.runningJobs() {
 		s.serial.Do(j.rec.JobID, func() { s.fence1(j) })
 	}
 }
@@ -77,16 +69,17 @@ func (s *supervisor) fence1(j *job) {
 	s.stopJob(j, reasonLease, grace)
 }
 
-// anyRunning reports whether a job of the node runs.
-func (s *supervisor) anyRunning() bool {
+// runningJobs lists the node's running jobs.
+func (s *supervisor) runningJobs() []*job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var jobs []*job
 	for _, j := range s.jobs {
 		if j.running {
-			return true
+			jobs = append(jobs, j)
 		}
 	}
-	return false
+	return jobs
 }
 
 // renewed keeps a renewal of the lease (nil: none) in the state directory,

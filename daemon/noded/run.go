@@ -182,7 +182,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		log.Error("cannot read the job lease; taking it as lost", "err", err)
 	}
-	running := !adopted || sup.anyRunning()
+	running := !adopted || len(sup.runningJobs()) > 0
 	sup.lease.restore(rec, running, o.Config.Cluster.JobLease)
 	if st := sup.lease.state(); st.held {
 		log.Info("job lease", "fence_in", st.fence-st.now, "ends_in", st.end-st.now, "from_file", rec != nil)

@@ -83,7 +83,7 @@ func readProcs() ([]proc, error) {
 		if err1 != nil || err2 != nil {
 			continue
 		}
-		ppid, ok := parsePPID(stat)
+		_, ppid, ok := parseStat(stat)
 		if !ok {
 			continue
 		}
@@ -92,17 +92,17 @@ func readProcs() ([]proc, error) {
 	return out, nil
 }
 
-// parsePPID reads the parent pid from /proc/PID/stat: "pid (comm) state
-// ppid ...", where comm may hold spaces and parentheses.
-func parsePPID(stat []byte) (int, bool) {
+// parseStat reads the state and the parent pid from /proc/PID/stat: "pid
+// (comm) state ppid ...", where comm may hold spaces and parentheses.
+func parseStat(stat []byte) (state string, ppid int, ok bool) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, false
+		return "", 0, false
 	}
 	f := strings.Fields(string(stat[i+1:]))
 	if len(f) < 2 {
-		return 0, false
+		return "", 0, false
 	}
 	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	return f[0], ppid, err == nil
 }

@@ -61,8 +61,8 @@ func gone(pid int) bool {
 	if err != nil {
 		return true
 	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i >= 0 && strings.HasPrefix(strings.TrimSpace(string(stat[i+1:])), "Z")
+	state, _, ok := parseStat(stat)
+	return ok && state == "Z"
 }
 
 func TestKillShims(t *testing.T) {
@@ -122,23 +122,25 @@ func TestIsShimOf(t *testing.T) {
 	}
 }
 
-func TestParsePPID(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	tests := []struct {
-		name string
-		stat string
-		want int
-		ok   bool
+		name  string
+		stat  string
+		state string
+		ppid  int
+		ok    bool
 	}{
-		{"plain", "123 (sleep) S 45 123 123 0", 45, true},
-		{"comm with spaces and parens", "9 (a) b (c)) R 7 9", 7, true},
-		{"truncated", "9 (x) S", 0, false},
-		{"no comm", "9 x S 7", 0, false},
+		{"plain", "123 (sleep) S 45 123 123 0", "S", 45, true},
+		{"comm with spaces and parens", "9 (a) b (c)) R 7 9", "R", 7, true},
+		{"zombie", "9 (containerd-shim) Z 1 9", "Z", 1, true},
+		{"truncated", "9 (x) S", "", 0, false},
+		{"no comm", "9 x S 7", "", 0, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parsePPID([]byte(tc.stat))
-			if got != tc.want || ok != tc.ok {
-				t.Errorf("parsePPID(%q) = %d, %v, want %d, %v", tc.stat, got, ok, tc.want, tc.ok)
+			state, ppid, ok := parseStat([]byte(tc.stat))
+			if state != tc.state || ppid != tc.ppid || ok != tc.ok {
+				t.Errorf("parseStat(%q) = %q, %d, %v, want %q, %d, %v", tc.stat, state, ppid, ok, tc.state, tc.ppid, tc.ok)
 			}
 		})
 	}
