@@ -187,10 +187,16 @@ if [ "$NS" -gt 0 ]; then
   fi
 fi
 if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
+  c0=$(cpu_ns "$cg_cluster") u0=$(cpu_ns "$cg_user")
   t0=$(now); as_user "loop() { for i in \$(seq $NP); do qsub -h noop.sh; done; }; for p in \$(seq $P); do loop >ids.par.\$p & done; wait"; t1=$(now)
+  c1=$(cpu_ns "$cg_cluster") u1=$(cpu_ns "$cg_user")
   par_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
   as_user 'cat ids.par.* | xargs -n 500 qdel'
   echo "sharq par $par_rate submissions/s  ratio $(ratio "$par_rate" "${slurm[par]:-}") (target >= 2)"
+  if [ -n "$cg_cluster" ]; then
+    us() { echo "scale=0; ($2-$1)/1000/($P*$NP)" | bc; }
+    echo "sharq par CPU per submission: cluster $(us "$c0" "$c1") us, shell loops with qsub $(us "$u0" "$u1") us"
+  fi
 fi
 if [ "$ND" -gt 0 ]; then
   c0=$(cpu_ns "$cg_cluster") j0=$(cpu_ns "$cg_jobs") u0=$(cpu_ns "$cg_user")
