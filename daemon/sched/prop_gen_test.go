@@ -58,10 +58,7 @@ func (w *world) submit() {
 		}
 	}
 	if !w.rich {
-		w.cover(j)
-		if err := w.apply(Submitted{Job: w.maybeArray(j)}); err == nil {
-			w.ids = append(w.ids, j.ID)
-		}
+		w.submitJob(w.maybeArray(j))
 		return
 	}
 	labelled := len(w.cfg.Nodes[0].Labels) > 0
