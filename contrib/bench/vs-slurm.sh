@@ -6,6 +6,8 @@
 # and prints each figure and its ratio:
 #   seq    N_SEQ sequential `qsub -h` processes            (sharq/slurm, higher is better)
 #   par    P parallel loops of N_PAR `qsub -h` each         (sharq/slurm, higher is better)
+#   floor  par with contrib/bench/floorclient for qsub: a Go client that
+#          only sends a prepared request, the most any Go qsub could do
 #   drain  N_DRAIN one-GPU no-op jobs until the queue is empty (sharq/slurm, lower is better)
 # A shape with a count of 0 is skipped.
 # The drain is bound by CPU (a container start costs far more than a
@@ -104,6 +106,11 @@ if [ -n "${SHARQ_BIN:-}" ]; then   # binaries already built with make build
 else
   make -s build BIN="$tmp/bin" 2>/dev/null   # static client commands, no urfave docs
 fi
+# The parallel shape's floor: floorclient sends a request line that
+# submitload writes (see "floor" below).
+floor=1
+CGO_ENABLED=0 "${GO:-go}" build -trimpath -o "$tmp/bin/" ./contrib/bench/floorclient ./contrib/bench/submitload ||
+  { floor=; echo "vs-slurm.sh: cannot build contrib/bench/floorclient; no floor figure" >&2; }
 # free_port: a TCP port of 20000-31999 nothing listens on, and not one
 # this run already took (the daemons fail at start should one be taken
 # between this check and their bind, and the run stops with their log).
@@ -196,6 +203,16 @@ if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
   if [ -n "$cg_cluster" ]; then
     us() { echo "scale=0; ($2-$1)/1000/($P*$NP)" | bc; }
     echo "sharq par CPU per submission: cluster $(us "$c0" "$c1") us, shell loops with qsub $(us "$u0" "$u1") us"
+  fi
+  # The floor: the same loops with floorclient, which only sends a held
+  # submission prepared beforehand (no flags, no configuration, no JSON),
+  # instead of qsub: about the most any Go qsub could reach on this machine.
+  if [ -n "$floor" ]; then
+    as_user "submitload -request-out floor.req -share bench -script noop.sh"
+    t0=$(now); as_user "loop() { for i in \$(seq $NP); do floorclient floor.req; done; }; for p in \$(seq $P); do loop >ids.floor.\$p & done; wait"; t1=$(now)
+    floor_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
+    as_user 'cat ids.floor.* | xargs -n 500 qdel'
+    echo "sharq floor $floor_rate submissions/s  ratio $(ratio "$floor_rate" "${slurm[par]:-}") (par with floorclient, a Go client that only sends a prepared request)"
   fi
 fi
 if [ "$ND" -gt 0 ]; then

@@ -9,6 +9,10 @@
 //
 //	setpriv --reuid=1000 --regid=1000 --clear-groups submitload -socket S -share a -n 20000 -c 32
 //	setpriv ... submitload -server ctl:6822 -munge /run/munge/munge.socket.2 -share a -n 20000 -c 16
+//
+// With -request-out FILE it only writes one request line to FILE, a held
+// submission of the script -script (as qsub -h SCRIPT sends it), for
+// floorclient, and exits.
 package main
 
 import (
@@ -18,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -36,7 +41,16 @@ func main() {
 	mungeSock := flag.String("munge", "", "munged socket for -server (default "+munge.DefaultSocket+")")
 	pre := flag.Bool("precred", false, "with -server: make every credential before the clock starts, as when the "+
 		"clients' munged run on their own hosts (only the controller's decode is timed)")
+	requestOut := flag.String("request-out", "", "only write one held submission of -script to this file, for floorclient")
+	script := flag.String("script", "", "with -request-out: the job script")
 	flag.Parse()
+	if *requestOut != "" {
+		if err := writeRequest(*requestOut, *share, *script); err != nil {
+			fmt.Fprintln(os.Stderr, "submitload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	dial := func() (net.Conn, error) { return net.Dial("unix", *socket) }
 	var cred func([]byte) ([]byte, error)
 	if *server != "" {
@@ -55,6 +69,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "submitload:", err)
 		os.Exit(1)
 	}
+}
+
+// writeRequest writes to path the request line of a held submission of
+// script to share, run in the current directory.
+func writeRequest(path, share, script string) error {
+	body, err := os.ReadFile(script)
+	if err != nil {
+		return err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	job := api.JobSpec{Name: filepath.Base(script), Share: share, Script: string(body), WorkDir: wd, Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
+	var b bytes.Buffer
+	if err := api.Encode(&b, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // run submits n jobs from c clients; cred, when set, makes the credential
