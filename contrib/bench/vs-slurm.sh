@@ -194,10 +194,16 @@ if [ "$NS" -gt 0 ]; then
   fi
 fi
 if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
+  # par_loops CMD TAG: P loops of NP runs of CMD as the user, each loop's
+  # job ids in ids.TAG.N; prints the submissions per second.
+  par_loops() {
+    local t0 t1
+    t0=$(now); as_user "loop() { for i in \$(seq $NP); do $1; done; }; for p in \$(seq $P); do loop >ids.$2.\$p & done; wait"; t1=$(now)
+    echo "$P*$NP/($t1-$t0)" | bc
+  }
   c0=$(cpu_ns "$cg_cluster") u0=$(cpu_ns "$cg_user")
-  t0=$(now); as_user "loop() { for i in \$(seq $NP); do qsub -h noop.sh; done; }; for p in \$(seq $P); do loop >ids.par.\$p & done; wait"; t1=$(now)
+  par_rate=$(par_loops "qsub -h noop.sh" par)
   c1=$(cpu_ns "$cg_cluster") u1=$(cpu_ns "$cg_user")
-  par_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
   as_user 'cat ids.par.* | xargs -n 500 qdel'
   echo "sharq par $par_rate submissions/s  ratio $(ratio "$par_rate" "${slurm[par]:-}") (target >= 2)"
   if [ -n "$cg_cluster" ]; then
@@ -209,8 +215,7 @@ if [ "$P" -gt 0 ] && [ "$NP" -gt 0 ]; then
   # instead of qsub: about the most any Go qsub could reach on this machine.
   if [ -n "$floor" ]; then
     as_user "submitload -request-out floor.req -share bench -script noop.sh"
-    t0=$(now); as_user "loop() { for i in \$(seq $NP); do floorclient floor.req; done; }; for p in \$(seq $P); do loop >ids.floor.\$p & done; wait"; t1=$(now)
-    floor_rate=$(echo "$P*$NP/($t1-$t0)" | bc)
+    floor_rate=$(par_loops "floorclient floor.req" floor)
     as_user 'cat ids.floor.* | xargs -n 500 qdel'
     echo "sharq floor $floor_rate submissions/s  ratio $(ratio "$floor_rate" "${slurm[par]:-}") (par with floorclient, a Go client that only sends a prepared request)"
   fi

@@ -82,13 +82,19 @@ func writeRequest(path, share, script string) error {
 	if err != nil {
 		return err
 	}
-	job := api.JobSpec{Name: filepath.Base(script), Share: share, Script: string(body), WorkDir: wd, Hold: "u",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
-	var b bytes.Buffer
-	if err := api.Encode(&b, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}); err != nil {
+	line, err := submitLine(api.JobSpec{Name: filepath.Base(script), Share: share, Script: string(body), WorkDir: wd, Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}})
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return os.WriteFile(path, line, 0o644)
+}
+
+// submitLine is the request line that submits job.
+func submitLine(job api.JobSpec) ([]byte, error) {
+	var b bytes.Buffer
+	err := api.Encode(&b, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}})
+	return b.Bytes(), err
 }
 
 // run submits n jobs from c clients; cred, when set, makes the credential
@@ -100,8 +106,8 @@ func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), pre b
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}
 	var creds [][]byte
 	if pre && cred != nil {
-		var msg bytes.Buffer
-		if err := api.Encode(&msg, api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}); err != nil {
+		msg, err := submitLine(job)
+		if err != nil {
 			return err
 		}
 		creds = make([][]byte, n)
@@ -112,7 +118,7 @@ func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), pre b
 			go func(w int) {
 				defer wg.Done()
 				for i := w; i < n; i += c {
-					l, err := cred(msg.Bytes())
+					l, err := cred(msg)
 					if err != nil {
 						errc <- err
 						return
@@ -150,13 +156,11 @@ func run(dial func() (net.Conn, error), cred func([]byte) ([]byte, error), pre b
 					}
 					dec = api.NewDecoder(conn)
 				}
-				req := api.Request{V: api.Version, Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: job}}
-				var msg bytes.Buffer
-				if err := api.Encode(&msg, req); err != nil {
+				out, err := submitLine(job)
+				if err != nil {
 					errc <- err
 					return
 				}
-				out := msg.Bytes()
 				switch {
 				case creds != nil:
 					out = append(creds[i], out...)
