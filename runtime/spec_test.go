@@ -320,3 +320,32 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestSpecSeccompNativeABIOnly: the seccomp profile of every job lists the
+// node's own system call ABI only (withNativeABIOnly), on any kernel: a
+// compatibility ABI in the list is a way around the filter's rules.
+func TestSpecSeccompNativeABIOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    Spec
+	}{
+		{"plain", baseSpec()},
+		{"user namespaces", func() Spec { s := baseSpec(); s.UserNS = true; return s }()},
+		{"no network", func() Spec { s := baseSpec(); s.Network = NetworkNone; return s }()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := gen(t, tc.s, testHost())
+			if spec.Linux == nil || spec.Linux.Seccomp == nil {
+				t.Fatal("no seccomp profile")
+			}
+			got := spec.Linux.Seccomp.Architectures
+			if nativeArch == "" {
+				t.Logf("GOARCH has no compatibility ABI in the default profile: %v", got)
+				return
+			}
+			if !slices.Equal(got, []specs.Arch{nativeArch}) {
+				t.Errorf("seccomp architectures %v, want only %s", got, nativeArch)
+			}
+		})
+	}
+}
