@@ -130,7 +130,7 @@ Examples:
 				}
 			}
 			switch {
-			case len(kept) == 0:
+			case len(kept) == 0 && !est: // PBS prints nothing; -T its header
 			case est:
 				err = writeJobTableEst(sys.Stdout, kept, sys)
 			case alt:

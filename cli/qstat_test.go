@@ -258,3 +258,25 @@ func TestUsageBar(t *testing.T) {
 		}
 	}
 }
+
+// TestQstatEmpty: with no job, qstat and qstat -a print nothing, as PBS's
+// do (scripts test for empty output); qstat -T prints its header, so that
+// a user sees the command worked and nothing is pending.
+func TestQstatEmpty(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		header bool
+	}{{nil, false}, {[]string{"-a"}, false}, {[]string{"-T"}, true}} {
+		t.Run(strings.Join(append([]string{"qstat"}, tt.args...), " "), func(t *testing.T) {
+			ts := newTestSys(t)
+			ts.rec.reply = func(req api.Request) (*api.Response, error) { return &api.Response{V: 1}, nil }
+			if code := Qstat(context.Background(), append([]string{"qstat"}, tt.args...), ts.Sys); code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, ts.err)
+			}
+			out := ts.out.String()
+			if got := strings.Contains(out, "Est"); got != tt.header || (!tt.header && out != "") {
+				t.Errorf("output %q, want header %v", out, tt.header)
+			}
+		})
+	}
+}

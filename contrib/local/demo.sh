@@ -133,10 +133,11 @@ step "1. Team vision borrows the idle GPUs of team nlp"
 say "vision's quota is 4 GPUs. It starts train-a on 4 GPUs, then train-b on 3" \
     "more: nlp's idle GPUs, which nlp lends. infra's GPU is RESERVE: never lent." \
     "train.sh saves a checkpoint on SIGTERM and resumes from it when restarted." \
-    "Both run at priority 10 (-p; the share's default is 100)."
-submit -q vision -N train-a -p 10 -l ngpus=4 train.sh; A=$JOB; JOBS+=("$A")
+    "Both run at a low priority: qsub -p -512, on PBS's scale (-1024..1023;" \
+    "0, the default, is the share's default priority)."
+submit -q vision -N train-a -p -512 -l ngpus=4 train.sh; A=$JOB; JOBS+=("$A")
 wait_state "$A" R
-submit -q vision -N train-b -p 10 -l ngpus=3 train.sh; B2=$JOB; JOBS+=("$B2")
+submit -q vision -N train-b -p -512 -l ngpus=3 train.sh; B2=$JOB; JOBS+=("$B2")
 wait_state "$B2" R
 wait_output "$(out train-b "$B2")" "run 0"
 sleep 5
@@ -165,7 +166,7 @@ user cat "$(out train-b "$B2")"
 show qstat -Q
 
 step "4. An urgent job of team vision: in-share preemption"
-say "vision submits an urgent 3-GPU job at the default priority, 100. vision" \
+say "vision submits an urgent 3-GPU job at the default priority (-p 0). vision" \
     "already uses more than its quota, so it may not take GPUs from other teams;" \
     "but its share has in_share_preemption: sharq preempts vision's own" \
     "lower-priority job that started last (train-b) instead."
