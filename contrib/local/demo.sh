@@ -168,20 +168,24 @@ show qstat -Q
 step "4. An urgent job of team vision: in-share preemption"
 say "vision submits an urgent 3-GPU job at the default priority (-p 0). vision" \
     "already uses more than its quota, so it may not take GPUs from other teams;" \
-    "but its share has in_share_preemption: sharq preempts vision's own" \
-    "lower-priority job that started last (train-b) instead."
+    "but its share has in_share_preemption: sharq preempts one of vision's own" \
+    "lower-priority jobs instead. Both are at -512; train-b was preempted once" \
+    "already and train-a never, so train-a goes: sharq spreads preemptions."
 submit -q vision -N urgent -l ngpus=3 -v SECONDS_TO_RUN=10 short.sh; U=$JOB; JOBS+=("$U")
 wait_state "$U" R
+wait_state "$A" Q
 show qstat -a
 wait_state "$U" F
-wait_state "$B2" R
-wait_output "$(out train-b "$B2")" "run 2"
-say "" "urgent finished; train-b is back, from its checkpoint again:"
-user cat "$(out train-b "$B2")"
+wait_state "$A" R
+wait_output "$(out train-a "$A")" "run 1"
+say "" "urgent finished; train-a is back, from its checkpoint:"
+user cat "$(out train-a "$A")"
 
-step "5. What happened to train-b"
-printf '%s# qstat -f %s | grep history%s\n' "$D" "$B2" "$R"
-qstat -f "$B2" | awk '$1 ~ /^history\./ { printf "  %-11s %s ", $1, $6; for (i = 8; i <= NF; i++) printf " %s", $i; print "" }'
+step "5. What happened to train-a and train-b"
+for id in "$A" "$B2"; do
+  printf '%s# qstat -f %s | grep history%s\n' "$D" "$id" "$R"
+  qstat -f "$id" | awk '$1 ~ /^history\./ { printf "  %-11s %s ", $1, $6; for (i = 8; i <= NF; i++) printf " %s", $i; print "" }'
+done
 show qstat -x -a
 as qdel "${JOBS[@]}" >/dev/null 2>&1 || true
 JOBS=()
