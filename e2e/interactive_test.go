@@ -29,8 +29,8 @@ import (
 // into it: the test writes keys and reads what the terminal shows.
 type term struct {
 	t    testing.TB
-	c    *cluster
-	f    *os.File // the pty's master
+	logs fmt.Stringer // the daemons' logs, for failures
+	f    *os.File     // the pty's master
 	cmd  *exec.Cmd
 	mu   sync.Mutex
 	out  bytes.Buffer
@@ -48,9 +48,15 @@ func (c *cluster) onTerm(t testing.TB, uid int, name string, args ...string) *te
 	if uid != 0 {
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}
 	}
+	return startTerm(t, cmd, attr, c.logs)
+}
+
+// startTerm starts cmd on a new 24x80 terminal.
+func startTerm(t testing.TB, cmd *exec.Cmd, attr *syscall.SysProcAttr, logs fmt.Stringer) *term {
+	t.Helper()
 	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: 24, Cols: 80}, attr)
 	must(t, err)
-	tm := &term{t: t, c: c, f: f, cmd: cmd, done: make(chan error, 1)}
+	tm := &term{t: t, logs: logs, f: f, cmd: cmd, done: make(chan error, 1)}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -89,7 +95,7 @@ func (tm *term) expect(re string, d time.Duration) []string {
 			return m
 		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("the terminal did not show %q within %v; it shows:\n%q\nlogs:\n%s", re, d, s, tm.c.logs)
+			tm.t.Fatalf("the terminal did not show %q within %v; it shows:\n%q\nlogs:\n%s", re, d, s, tm.logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

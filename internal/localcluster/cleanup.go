@@ -61,17 +61,15 @@ func (l *layout) removeContainers(ctx context.Context, sweepAll bool) (int, erro
 // deepest first (ctrd.MountsUnder).
 func MountsUnder(dirs ...string) ([]string, error) { return ctrd.MountsUnder(dirs...) }
 
-// removeFiles removes what the cluster wrote: the spool, checkpoints, node
-// state, the containerd directory when it was the cluster's own, the
-// controller's socket, the secret, the fake GPUs; then every directory of
-// RunDir left empty. Logs and the client commands stay. It never removes
-// anything outside RunDir and StateDir.
+// removeFiles removes what the cluster wrote (layout.files: the spool,
+// checkpoints, node state, sockets, the secret, containerd's directory
+// when it was the cluster's own) and the fake GPUs; then every directory
+// of RunDir left empty. Logs and the client commands stay. It never
+// removes anything outside RunDir and StateDir.
 func (l *layout) removeFiles(ownContainerd bool) error {
-	paths := []string{l.cfg.Cluster.SpoolDir, l.cfg.Cluster.CheckpointRoot, l.nodeDir,
-		l.cfg.Cluster.Socket, l.cfg.Cluster.SecretFile}
-	paths = append(paths, l.devices...)
-	if ownContainerd {
-		paths = append(paths, l.ctrDir, l.ctrSock, l.ctrSock+".ttrpc")
+	paths := l.devices
+	for _, f := range l.files(ownContainerd) {
+		paths = append(paths, f.path)
 	}
 	var errs []error
 	for _, p := range paths {

@@ -95,7 +95,7 @@ func TestLock(t *testing.T) {
 	if err != nil || len(stale) != 0 {
 		t.Fatalf("acquireLock: %v, stale %v", err, stale)
 	}
-	if err := l.add("sharqctld", 4242); err != nil {
+	if err := l.add(pidEntry{"sharqd-n1", 4242, "sharqd"}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = acquireLock(path)
@@ -107,7 +107,7 @@ func TestLock(t *testing.T) {
 		t.Fatalf("lock file after release: %v", err)
 	}
 	// A killed run leaves its file, unlocked: the next run gets the pids.
-	if err := os.WriteFile(path, []byte("sharq-up 4000\ncontainerd 4001\nsharqctld 4002\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("sharq-up 4000\ncontainerd 4001\nsharqd-n1 4002 sharqd\nbroken\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, stale, err = acquireLock(path)
@@ -115,11 +115,11 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.release()
-	want := []pidEntry{{"sharq-up", 4000}, {"containerd", 4001}, {"sharqctld", 4002}}
+	want := []pidEntry{{"sharq-up", 4000, ""}, {"containerd", 4001, ""}, {"sharqd-n1", 4002, "sharqd"}}
 	if fmt.Sprint(stale) != fmt.Sprint(want) {
 		t.Fatalf("stale = %v, want %v", stale, want)
 	}
-	if got := readPids(l.f); fmt.Sprint(got) != fmt.Sprint([]pidEntry{{"sharq-up", os.Getpid()}}) {
+	if got := readPids(l.f); fmt.Sprint(got) != fmt.Sprint([]pidEntry{{"sharq-up", os.Getpid(), ""}}) {
 		t.Fatalf("lock file now holds %v", got)
 	}
 }
@@ -131,6 +131,10 @@ func TestAlive(t *testing.T) {
 	}
 	if other := (pidEntry{name: "sharqctld", pid: os.Getpid()}); alive(other) {
 		t.Errorf("alive(%v) = true for a process of another name", other)
+	}
+	// A node daemon's entry is named for its node, and runs sharqd.
+	if prog := (pidEntry{name: "sharqd-node1", pid: os.Getpid(), prog: "localcluster.test"}); !alive(prog) {
+		t.Errorf("alive(%v) = false for this process, by its program", prog)
 	}
 }
 

@@ -19,8 +19,10 @@ var ErrAlreadyRunning = errors.New("a local sharq cluster is already up")
 
 // instanceLock is the lock file: an exclusive flock held for as long as the
 // cluster is up (the kernel drops it when the process dies, however it
-// dies), and the pids of the processes Up started, one "name pid" a line,
-// so that the next Up can stop them if this one was killed.
+// dies), and the pids of the processes Up started, one "name pid program"
+// a line (program, the binary's file name, only where it differs from
+// name: sharqd-node1 runs sharqd), so that the next Up can stop them if
+// this one was killed.
 type instanceLock struct {
 	f    *os.File
 	pids []pidEntry
@@ -29,6 +31,7 @@ type instanceLock struct {
 type pidEntry struct {
 	name string
 	pid  int
+	prog string // the binary's file name, "" when it is name
 }
 
 // acquireLock takes the lock at path. A lock held by a live Up gives an
@@ -57,7 +60,7 @@ func acquireLock(path string) (*instanceLock, []pidEntry, error) {
 	}
 	stale := readPids(f)
 	l := &instanceLock{f: f}
-	if err := l.add("sharq-up", os.Getpid()); err != nil {
+	if err := l.add(pidEntry{"sharq-up", os.Getpid(), ""}); err != nil {
 		l.release()
 		return nil, nil, err
 	}
@@ -71,20 +74,34 @@ func readPids(f *os.File) []pidEntry {
 	var out []pidEntry
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		name, p, ok := strings.Cut(strings.TrimSpace(sc.Text()), " ")
-		if pid, err := strconv.Atoi(p); ok && err == nil && pid > 1 {
-			out = append(out, pidEntry{name, pid})
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || len(f) > 3 {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[1]); err == nil && pid > 1 {
+			e := pidEntry{name: f[0], pid: pid}
+			if len(f) == 3 {
+				e.prog = f[2]
+			}
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
 // add records a started process and rewrites the file.
-func (l *instanceLock) add(name string, pid int) error {
-	l.pids = append(l.pids, pidEntry{name, pid})
+func (l *instanceLock) add(e pidEntry) error {
+	if e.prog == e.name {
+		e.prog = ""
+	}
+	l.pids = append(l.pids, e)
 	var b strings.Builder
 	for _, e := range l.pids {
-		fmt.Fprintf(&b, "%s %d\n", e.name, e.pid)
+		fmt.Fprintf(&b, "%s %d", e.name, e.pid)
+		if e.prog != "" {
+			fmt.Fprintf(&b, " %s", e.prog)
+		}
+		b.WriteByte('\n')
 	}
 	if err := l.f.Truncate(0); err != nil {
 		return fmt.Errorf("lock file: %w", err)
@@ -105,14 +122,18 @@ func (l *instanceLock) release() {
 	l.f = nil
 }
 
-// alive reports whether pid runs the program name (its /proc comm, which
-// the kernel cuts to 15 bytes).
+// alive reports whether pid still runs the entry's program (its /proc
+// comm, which the kernel cuts to 15 bytes): a pid reused by another
+// program is left alone.
 func alive(e pidEntry) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", e.pid))
 	if err != nil {
 		return false
 	}
 	name := e.name
+	if e.prog != "" {
+		name = e.prog
+	}
 	if len(name) > 15 {
 		name = name[:15]
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +31,16 @@ type proc struct {
 // up the rest).
 func (u *up) startProcess(name, bin string, args ...string) (*proc, error) {
 	logPath := u.l.log(name)
-	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// The previous run's log stays beside it (NAME.log.1): after a run
+	// that was killed, it is the one that tells what happened. (A process
+	// started twice in one run, containerd after a killed one, appends.)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if !u.logged[name] {
+		_ = os.Rename(logPath, logPath+".1")
+		flags |= os.O_TRUNC
+		u.logged[name] = true
+	}
+	logf, err := os.OpenFile(logPath, flags, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -49,7 +59,7 @@ func (u *up) startProcess(name, bin string, args ...string) (*proc, error) {
 		close(p.done)
 	}()
 	u.procs = append(u.procs, p)
-	if err := u.lock.add(name, cmd.Process.Pid); err != nil {
+	if err := u.lock.add(pidEntry{name, cmd.Process.Pid, filepath.Base(bin)}); err != nil {
 		return p, err
 	}
 	return p, nil

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"time"
 
@@ -40,6 +41,7 @@ type up struct {
 	containerd *proc // nil when a containerd was already running
 	ctld       *proc
 	user       *demoUser
+	logged     map[string]bool // processes whose log this run started
 }
 
 func (u *up) printf(format string, args ...any) { fmt.Fprintf(u.o.Out, format, args...) }
@@ -61,7 +63,7 @@ func Up(ctx context.Context, o Options) error {
 	if err := checkBinaries(l.bin); err != nil {
 		return err
 	}
-	u := &up{o: o, l: l}
+	u := &up{o: o, l: l, logged: map[string]bool{}}
 	lock, stale, err := acquireLock(l.lock)
 	if err != nil {
 		if errors.Is(err, ErrAlreadyRunning) {
@@ -75,13 +77,9 @@ func Up(ctx context.Context, o Options) error {
 		lock.release()
 		_ = os.Remove(l.run) // when empty
 	}()
-	if len(stale) > 0 {
-		u.printf("A previous make up did not stop cleanly; cleaning up after it.\n")
-		if found := stopStale(stale, 15*time.Second); len(found) > 0 {
-			u.printf("  stopped %s\n", strings.Join(found, ", "))
-		}
-	}
-	if err := u.checkFree(ctx); err != nil {
+	found, err := u.recoverLeftovers(ctx, stale)
+	u.reportLeftovers(found)
+	if err != nil {
 		return err
 	}
 	err = u.start(ctx)
@@ -106,7 +104,7 @@ func checkBinaries(bin string) error {
 }
 
 // checkFree refuses to start over a controller Up did not start, or when
-// the node port is taken.
+// one of the cluster's ports stays taken.
 func (u *up) checkFree(ctx context.Context) error {
 	sock := u.l.cfg.Cluster.Socket
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -115,18 +113,36 @@ func (u *up) checkFree(ctx context.Context) error {
 	if err == nil {
 		return fmt.Errorf("%w (%s); stop it first, or use it: export SHARQ_SOCKET=%s", ErrForeignController, sock, sock)
 	}
-	for _, addr := range []string{u.l.cfg.Cluster.Listen, u.l.cfg.Cluster.ClientListen} {
+	// Every port the cluster listens on: the controller's, the jobs'
+	// client port, metrics and the node's sessions. A daemon of a run that
+	// was just stopped may hold one for a moment while it exits.
+	cl := u.l.cfg.Cluster
+	deadline := time.Now().Add(portWait)
+	for _, addr := range []string{cl.Listen, cl.ClientListen, cl.Metrics, cl.SessionListen} {
 		if addr == "" {
 			continue
 		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %w (another sharqctld? see ss -ltnp)", ErrAddressInUse, addr, err)
+		for {
+			ln, err := net.Listen("tcp", addr)
+			if err == nil {
+				ln.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%w: %s: %w (another sharq daemon? see ss -ltnp)", ErrAddressInUse, addr, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
-		ln.Close()
 	}
 	return nil
 }
+
+// portWait is how long checkFree waits for a port to come free.
+const portWait = 10 * time.Second
 
 // start brings the cluster up, step by step, saying what it does.
 func (u *up) start(ctx context.Context) error {
@@ -241,6 +257,10 @@ func (u *up) start(ctx context.Context) error {
 		u.printf("  sharqd     node %s up\n", name)
 		for _, pr := range problems {
 			u.printf("             problem: %s\n", pr)
+		}
+		if declared, have := l.cfg.Nodes[i].CPUs, goruntime.NumCPU(); declared > have {
+			u.printf("             (%s declares %d CPUs on this %d-CPU machine so that the tour's jobs all start\n"+
+				"             at once: they share its CPUs, each within its own CPU quota)\n", filepath.Base(l.config), declared, have)
 		}
 	}
 	return nil
