@@ -22,7 +22,7 @@
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see
 // state.go), exclusive.go (place=excl: alone on idle nodes, charged
-// what it asks for, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// every GPU of its nodes, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart, Forgotten drops those the driver purged), arrays.go, fairshare.go (decayed usage;
 // under Config.FairShare the borrowers of a partition go one job at a time
 // by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2 -

@@ -211,7 +211,7 @@ func (s *Scheduler) waitCredit(sh *share, j *job) float64 {
 	if w <= 0 {
 		return 0
 	}
-	return float64(w*float64(j.total())) / float64(sh.weight())
+	return float64(w*float64(j.charge())) / float64(sh.weight())
 }
 
 // waitedNow is how long j has waited in all at now: its earlier waits and

@@ -118,7 +118,7 @@ func (s *Scheduler) pass(p *partition) {
 	for h.len() > 0 {
 		sh := h.top()
 		j := sh.cur.job()
-		if sh.usage()+j.total() > sh.quota() {
+		if sh.usage()+j.charge() > sh.quota() {
 			s.reserveHead(p, sh, j)
 			sh.cands = append(sh.cands, j)
 			// Jobs of its shape behind it wait for it (Priority): it is
@@ -245,7 +245,7 @@ func (s *Scheduler) skipGone(sh *share) {
 				return
 			}
 			sh.skips++
-			if sh.usage()+j.total() > sh.quota() {
+			if sh.usage()+j.charge() > sh.quota() {
 				sh.skippedCand = true
 			}
 			s.setReason(j, r)
@@ -286,7 +286,7 @@ func (s *Scheduler) next1(sh *share) bool {
 	switch {
 	case !sh.cur.valid() || sh.budget <= 0 || sh.holdAll:
 		sh.p1Done = true
-	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().total() > 0:
+	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().charge() > 0:
 		sh.p1Done, sh.p1Headroom = true, true
 	}
 	return !sh.p1Done
@@ -367,7 +367,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		s.blocked(sh, j, r)
 		return false
 	}
-	g := j.total()
+	g := j.charge()
 	rq := s.headroomQ(sh, j)
 	if sh.usage()+rq+g > sh.quota() {
 		r := ReasonPriority
@@ -444,7 +444,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 		s.blocked(sh, j, r)
 		return false
 	}
-	g := j.total()
+	g := j.charge()
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
 	}

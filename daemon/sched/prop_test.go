@@ -389,7 +389,7 @@ func (w *world) checkUserLimits() {
 		}
 		k := key{info.Job.Share, info.Job.User}
 		jobs[k]++
-		gpus[k] += info.Job.GPUCount()
+		gpus[k] += w.charged(id)
 	}
 	for k, n := range jobs {
 		sc, ok := w.shareCfgOK(k.share)
@@ -401,6 +401,17 @@ func (w *world) checkUserLimits() {
 				k.user, k.share, n, gpus[k], sc.MaxRunningJobsPerUser, sc.MaxGPUsPerUser, w.dump())
 		}
 	}
+}
+
+// charged is what a held or nominated job counts for its share and user:
+// the GPUs it keeps (a place=excl job all of its nodes', exclusive.go), or
+// its nomination's charge.
+func (w *world) charged(id JobID) int {
+	j := w.s.jobs[id]
+	if j.nom != nil {
+		return j.nom.charge
+	}
+	return j.gpuN
 }
 
 // userHolds counts a user's jobs and GPUs in a share: held, or nominated
@@ -415,7 +426,7 @@ func (w *world) userHolds(share, user string) (jobs, gpus int) {
 			continue
 		}
 		jobs++
-		gpus += info.Job.GPUCount()
+		gpus += w.charged(id)
 	}
 	return jobs, gpus
 }
@@ -817,6 +828,9 @@ func (w *world) checkLiveness() {
 			continue
 		}
 		g := info.Job.GPUsPerNode
+		if info.Job.Exclusive {
+			g = w.s.jobs[id].charge() // its whole node (exclusive.go)
+		}
 		u := usage[info.Job.Share]
 		if u.InUse+g > u.Quota {
 			continue
@@ -1124,7 +1138,7 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	}
 	for j := range noms {
 		if !w.nomsBefore[j] {
-			nominated[j.share.cfg.Name] += j.total()
+			nominated[j.share.cfg.Name] += j.charge()
 		}
 	}
 	vs := map[string]*victimOf{}

@@ -250,7 +250,7 @@ const (
 
 // needOf is what j of sh needs to start now.
 func needOf(sh *share, j *job) quotaNeed {
-	return sh.usage()+j.total() > sh.quota()
+	return sh.usage()+j.charge() > sh.quota()
 }
 
 // binds says whether reservation r is ahead of x, which needs what need
