@@ -17,7 +17,9 @@
 // Config.Backfill is on), headresv.go (a share's first over-headroom job
 // reserves in phase 1, binding its share's later jobs; under fair share
 // the borrower reservation sticks to its job), borrowresv.go (a few more
-// blocked borrowers reserve, each around the ones before it),
+// blocked borrowers reserve, each around the ones before it), claim.go (a
+// blocked borrower's claim on the lendable GPUs stands only while it can
+// be met within claimWindow),
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see

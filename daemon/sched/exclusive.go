@@ -129,3 +129,13 @@ func (s *Scheduler) idleShort(p *partition, j *job) bool {
 	}
 	return k < j.Nodes
 }
+
+// exclKeeps is what an Exclusive job placed on nodes would keep (and be
+// charged): all their GPUs.
+func exclKeeps(nodes []*node) int {
+	n := 0
+	for _, x := range nodes {
+		n += x.valid.count()
+	}
+	return n
+}

@@ -290,6 +290,11 @@ func (s *Scheduler) startNominated(p *partition) {
 				}
 			}
 		}
+		if j.Exclusive && exclKeeps(nm.nodes) > nm.charge {
+			// A node grew since it was nominated: it would keep more
+			// than it was charged (exclusive.go); it plans again.
+			ok = false
+		}
 		// Starting elsewhere must keep the share within its quota while its
 		// own victims (in-share preemption) are still leaving; counting its
 		// other preemptors' nominations too (usage counts j's own), within

@@ -104,7 +104,7 @@ func (s *Scheduler) pass(p *partition) {
 	if len(p.resvs) > 0 {
 		s.dropScanned(p, full)
 	}
-	p.claimed = 0
+	p.claimed, p.soonKnown = 0, false
 	borrowed := false // a job started borrowing in phase 2
 
 	// Phase 1: within quota.
@@ -551,7 +551,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 			// that a short borrower could use before it starts.
 			if !s.cfg.Backfill || p.bresv == nil {
 				sh.reservedP += g
-				p.claimed += g
+				if s.claimMet(p, g) {
+					p.claimed += g
+				}
 			}
 		} else {
 			sh.reservedP += g

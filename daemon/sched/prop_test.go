@@ -178,6 +178,7 @@ func (w *world) schedule() Plan {
 	w.check(p)
 	w.checkFairPreemption(p, before)
 	w.checkUserLimits()
+	w.checkIdleClaims()
 	if w.walls {
 		w.checkReservations()
 	}
@@ -859,6 +860,92 @@ func (w *world) checkLiveness() {
 			if r >= g && size[n] >= g && info.Reason != ReasonPriority && !(w.walls && info.Reason == ReasonBackfillWouldDelay) {
 				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim\n%s",
 					id, g, u.Share, u.InUse, u.Quota, info.Reason, n, w.dump())
+			}
+		}
+	}
+}
+
+// checkIdleClaims asserts that a blocked borrower's claim does not keep
+// idle lendable GPUs from another borrower without bound (issue 30 item
+// 2): when no running job of the partition is expected to end within
+// claimWindow (no walltime and no default, as the generator often makes
+// them) and every other pending borrower needs more than the lendable
+// GPUs, no claim can be met, so a borrower that fits the lendable GPUs
+// and a node's free GPUs is not left waiting with Priority or FairShare.
+// It looks only at a share's one pending entry (a share's own queue order
+// may hold it) when no job of its share started in the pass and the next
+// pass will not look at its share anyway (after a start the core may look
+// again at a share whose jobs of that shape it passed over), plain one-node jobs, worlds without CPU accounting, reservations
+// or nominations.
+func (w *world) checkIdleClaims() {
+	if w.cpus {
+		return
+	}
+	deadline := w.now.Add(claimWindow)
+	for _, p := range w.s.parts {
+		if len(p.resvs) > 0 || len(p.noms) > 0 {
+			continue
+		}
+		soon := 0 // GPUs of running jobs expected to end within the window
+		for _, sh := range p.shares {
+			for _, x := range sh.running {
+				wall := x.Walltime
+				if wall <= 0 {
+					wall = p.cfg.DefaultWalltime
+				}
+				if x.state != Running || wall > 0 && !x.started.Add(wall).After(deadline) {
+					soon += x.gpuN
+				}
+			}
+		}
+		lend := p.borrowable()
+		free := map[*node]int{}
+		for _, n := range p.nodes {
+			if n.usable() && n.excl == 0 {
+				free[n] = n.free
+			}
+		}
+		// The pending borrowers of the partition, by share.
+		var borrowers []*job
+		pending := map[*share]int{}
+		for _, id := range w.s.sortedIDs() {
+			j := w.s.jobs[id]
+			if j.state != Pending || j.share == nil || j.share.part != p {
+				continue
+			}
+			pending[j.share]++
+			if j.share.usage()+j.charge() > j.share.quota() {
+				borrowers = append(borrowers, j)
+			}
+		}
+		for _, j := range borrowers {
+			if j.reason != ReasonPriority && j.reason != ReasonFairShare {
+				continue
+			}
+			sh := j.share
+			b := sh.usage() + j.charge() - sh.quota()
+			startedNow := false // a start in this call: the next pass may look again
+			for _, x := range sh.running {
+				startedNow = startedNow || x.startGen == w.s.gen
+			}
+			if startedNow || sh.dirty || p.dirty || pending[sh] != 1 || j.arr != nil || j.Nodes != 1 || j.Exclusive || len(j.Labels) > 0 ||
+				!mayBorrow(sh, b) || j.charge() > lend || userLimit(sh, j) != ReasonNone || j.Hold != 0 ||
+				!j.depsOK || !j.timeOK || !j.inReady || j.nom != nil {
+				continue
+			}
+			fits := false
+			for _, f := range free {
+				fits = fits || f >= j.GPUsPerNode
+			}
+			others := true // no other borrower's claim can be met in time
+			for _, o := range borrowers {
+				if o != j && o.charge() <= lend+soon {
+					others = false
+				}
+			}
+			if fits && others {
+				w.t.Fatalf("borrower %s (%d GPUs) waits with %v although %d lendable GPUs are idle and no claim can be met within %v\n%s",
+					j.ID, j.total(), j.reason, lend, claimWindow, w.dump())
 			}
 		}
 	}

@@ -358,9 +358,11 @@ type partition struct {
 	reserveIdle  int // sum over RESERVE shares of max(0, quota-eff)
 	overQuota    int // shares with eff() > quota
 
-	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
-	accounts  bool  // some node accounts CPUs or memory
-	claimed   int   // per pass: lendable GPUs claimed by blocked borrowers
+	spare     int  // GPUs of preempting jobs that no nomination holds (n.spare)
+	accounts  bool // some node accounts CPUs or memory
+	claimed   int  // per pass: lendable GPUs claimed by blocked borrowers
+	soon      int  // per pass, once soonKnown: GPUs of running jobs expected to end within claimWindow
+	soonKnown bool
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
 	declCap   int   // GPUs of all its nodes, usable or not
 	noms      []*nomination
