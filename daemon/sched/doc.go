@@ -16,7 +16,9 @@
 // reservation.go (walltime reservations, EASY backfill and estimates, when
 // Config.Backfill is on), headresv.go (a share's first over-headroom job
 // reserves in phase 1, binding its share's later jobs; under fair share
-// the borrower reservation sticks to its job), borrowresv.go (a few more
+// the borrower reservation sticks to its job), headclaim.go (without such
+// a reservation it claims its share's quota headroom against the share's
+// lower-priority jobs), borrowresv.go (a few more
 // blocked borrowers reserve, each around the ones before it), claim.go (a
 // blocked borrower's claim on the lendable GPUs stands only while it can
 // be met within claimWindow),

@@ -91,6 +91,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh.scanned = sh.scanned[:0]
 		sh.inScan = true
 		sh.resvQ, sh.resvB = 0, 0
+		sh.claimJ, sh.claimQ = nil, 0
 		scan = append(scan, sh)
 	}
 	if len(scan) == 0 {
@@ -120,6 +121,7 @@ func (s *Scheduler) pass(p *partition) {
 		j := sh.cur.job()
 		if sh.usage()+j.charge() > sh.quota() {
 			s.reserveHead(p, sh, j)
+			s.claimHeadroom(sh, j)
 			sh.cands = append(sh.cands, j)
 			// Jobs of its shape behind it wait for it (Priority): it is
 			// tried among the borrowers.
@@ -286,7 +288,7 @@ func (s *Scheduler) next1(sh *share) bool {
 	switch {
 	case !sh.cur.valid() || sh.budget <= 0 || sh.holdAll:
 		sh.p1Done = true
-	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().charge() > 0:
+	case sh.usage()+sh.reservedQ-claimNotBinding(sh, sh.cur.job()) >= sh.quota() && sh.cur.job().charge() > 0:
 		sh.p1Done, sh.p1Headroom = true, true
 	}
 	return !sh.p1Done
@@ -335,8 +337,20 @@ func (s *Scheduler) started(sh *share, j *job) {
 	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
 		sh.redirty = true
 	}
-	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, s.shapeOf(j)) != ReasonNone {
+	k := s.shapeOf(j)
+	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, k) != ReasonNone {
 		sh.redirty = true
+	}
+	// A job of its shape that the pass reaches later is looked at, not
+	// passed over: the examined one did start after all (a set-aside
+	// borrower that borrowed in phase 2), so one passed over after this
+	// start would wait for no pass to come (issue 30 item 4 made that
+	// order common).
+	for i, x := range sh.seen {
+		if x.k == k {
+			sh.seen = append(sh.seen[:i], sh.seen[i+1:]...)
+			break
+		}
 	}
 }
 
@@ -357,6 +371,7 @@ func (s *Scheduler) ruledOut(p *partition, sh *share, j *job) Reason {
 // the reservations as a job of its need may.
 func (s *Scheduler) startPlaced(sh *share, j *job, need quotaNeed, allocs []Alloc, nodes []*node) {
 	s.started(sh, j)
+	s.dropHeadroomClaim(sh, j)
 	s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, need) })
 	s.start(j, allocs, nodes)
 }

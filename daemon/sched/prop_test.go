@@ -27,6 +27,7 @@ type world struct {
 	// reloaded: the configuration changed at some point; running jobs keep
 	// what they hold, so only shares that start jobs must be within limits.
 	reloaded bool
+	exclGrew bool // a node grew under an Exclusive job
 	cpus     bool // nodes may account CPUs and memory; jobs ask for them
 	// walls: backfill is on, jobs have walltimes and the driver ends every
 	// job by its walltime (as the nodes do).
@@ -133,6 +134,14 @@ func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 func (w *world) apply(ev Event) error {
 	w.log = append(w.log, ev)
 	before := w.s.view()
+	if e, ok := ev.(NodeUp); ok {
+		if n := w.s.nodeByName[e.Node]; n != nil && n.excl > 0 && e.GPUs > n.gpus {
+			// An Exclusive job keeps the node's new GPUs too; a restart
+			// charges them to its share (exclusive.go), which may leave
+			// it over its limits until the job ends, as a reload may.
+			w.exclGrew = true
+		}
+	}
 	err := w.s.Apply(ev)
 	if err != nil {
 		w.refusedAt[len(w.log)-1] = true
@@ -373,9 +382,11 @@ func drawUserRules(t *rapid.T, sh *Share) {
 
 // checkUserLimits asserts that no user holds more jobs or GPUs in a share
 // than its limits allow (preemptors' nominations counted). A reload may
-// lower a limit under what runs; the check then waits for the next world.
+// lower a limit under what runs, and a node that grew under an Exclusive
+// job charges its new GPUs after a restart; the check then waits for the
+// next world.
 func (w *world) checkUserLimits() {
-	if w.reloaded {
+	if w.reloaded || w.exclGrew {
 		return
 	}
 	type key struct{ share, user string }
@@ -687,7 +698,7 @@ func (w *world) check(plan Plan) {
 			if startedIn[u.Share] {
 				t.Fatalf("a job of removed share %s started\n%s", u.Share, w.dump())
 			}
-		case w.reloaded && !startedIn[u.Share]:
+		case (w.reloaded || w.exclGrew) && !startedIn[u.Share]:
 			// A new configuration may leave a share over its new limits
 			// until its jobs end; it may not start more.
 		case sc.Strategy == Reserve || sc.Strategy == Lend:
@@ -712,7 +723,7 @@ func (w *world) check(plan Plan) {
 	// flight (a victim still holds the GPUs its preemptor will take) and
 	// capacity never shrank (that may leave borrowers in place until an
 	// owner reclaims).
-	if !preempting && !w.shrunk && !w.reloaded && nru > max(capUsable-rq, nrq) {
+	if !preempting && !w.shrunk && !w.reloaded && !w.exclGrew && nru > max(capUsable-rq, nrq) {
 		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d\n%s", nru, capUsable, rq, nrq, w.dump())
 	}
 }

@@ -310,7 +310,7 @@ func (s *Scheduler) headroomQ(sh *share, j *job) int {
 	if r := sh.resv; r != nil && sh.resvQ > 0 && (r.j == j || s.shortFor(j, r)) {
 		q -= sh.resvQ
 	}
-	return q
+	return q - claimNotBinding(sh, j)
 }
 
 // headroomB is headroomQ for the borrow limit.

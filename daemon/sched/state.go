@@ -106,6 +106,8 @@ type share struct {
 	resvQ       int          // per pass: of reservedQ, the reserved job's part
 	resvB       int          // per pass: of reservedB, its reserved borrower's part
 	xresv       *reservation // its first extra borrower reservation, when the partition's (bresv) is another share's
+	claimJ      *job         // per pass: the set-aside job that claims the share's quota headroom (headclaim.go)
+	claimQ      int          // per pass: of reservedQ, claimJ's part
 
 	// per pass
 	cur         mcursor
