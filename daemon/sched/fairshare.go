@@ -20,15 +20,17 @@ import (
 // With Config.FairShare, phase 2 of a pass (the jobs that must borrow)
 // takes one job at a time from the share with the lowest fair key
 //
-//	(U + b·H/ln 2 - g·t) / w
+//	(U + b·min(H/ln 2, 1 day) - g·t) / w
 //
 // U being the share's decayed borrowed GPU-seconds, b the GPUs it borrows
-// now (jobs started in this pass included), H the half-life, w its
+// now (jobs started in this pass included), H the half-life (heldFor), w its
 // FairWeight (default its quota, at least 1), and g·t the wait credit of
 // the share's next borrower: its GPUs times the seconds it has waited since
 // it became eligible, the time it ran before a preemption not counted. H/ln 2 is the mean life of usage: b·H/ln 2 is the decayed
-// usage that borrowing b GPUs for ever comes to, so what a share holds now
-// and what it used recently weigh alike. A share that borrowed much
+// usage that borrowing b GPUs for ever comes to; it is capped at a day of
+// it, so that a day of heavy borrowing weighs as much as holding as many
+// GPUs now (at a 7-day half-life H/ln 2 is 10 days, and recent borrowing
+// barely counted against what a share held). A share that borrowed much
 // recently thus yields the idle GPUs to one that did not, and shares that
 // borrow alike alternate job by job. The wait credit (Slurm's age factor,
 // in the same GPU-seconds: time denied counts against time used) keeps a
@@ -42,7 +44,7 @@ import (
 // share never holds back a share within its quota.
 //
 // With FairShareUsers on a share, its jobs are taken by priority, then by
-// their user's fair key (U_user + g_user·H/ln 2), U_user the user's decayed
+// their user's fair key (U_user + g_user·min(H/ln 2, 1 day)), U_user the user's decayed
 // GPU-seconds in the share and g_user the GPUs the user holds there now,
 // then in submission order (usercursor.go). There is no wait credit among
 // users: a share's pass goes down its queue anyway, and a blocked job of
@@ -108,6 +110,21 @@ func (s *Scheduler) halfLife() time.Duration {
 
 // meanLife is H/ln 2 in seconds.
 func (s *Scheduler) meanLife() float64 { return s.halfLife().Seconds() / math.Ln2 }
+
+// holdHorizon is the most a GPU held now counts for in a fair key, as
+// seconds of usage (issue 30 item 6).
+const holdHorizon = 24 * time.Hour
+
+// heldFor is what one GPU held now counts for in a fair key, in seconds:
+// the mean life of usage, H/ln 2, but at most holdHorizon. Counted for
+// H/ln 2 (10 days at the default 7-day half-life) a GPU held now
+// outweighed 10 GPU-days of recent borrowing: a share that had just
+// borrowed 4 GPUs for a day went before one holding a single GPU, and a
+// heavy recent borrower did not yield. A day keeps shares that borrow
+// alike alternating job by job (what one starts counts at once) while a
+// day of heavy borrowing weighs as much as holding as many GPUs now.
+// Half-lives under about 16.6 hours are unchanged.
+func (s *Scheduler) heldFor() float64 { return min(s.meanLife(), holdHorizon.Seconds()) }
 
 // useOf returns the usage entry of a share name, creating it.
 func (s *Scheduler) useOf(name string) *shareUse {
@@ -185,7 +202,7 @@ func (s *Scheduler) fairKey(sh *share) float64 {
 		used = u.borrowed
 	}
 	b := max(0, sh.usage()-sh.quota())
-	return (used + float64(float64(b)*s.meanLife())) / float64(sh.weight())
+	return (used + float64(float64(b)*s.heldFor())) / float64(sh.weight())
 }
 
 // userKey is a user's fair key within its share.
@@ -198,7 +215,7 @@ func (s *Scheduler) userKey(sh *share, user string) float64 {
 	if us := sh.users[user]; us != nil {
 		g = us.gpus + us.nomGPUs
 	}
-	return used + float64(float64(g)*s.meanLife())
+	return used + float64(float64(g)*s.heldFor())
 }
 
 // waitCredit is what a share's candidate borrower has waited, in GPU-seconds
