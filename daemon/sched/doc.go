@@ -29,7 +29,7 @@
 // every GPU of its nodes, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart, Forgotten drops those the driver purged), arrays.go, fairshare.go (decayed usage;
 // under Config.FairShare the borrowers of a partition go one job at a time
-// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × min(H/ln 2, 1 day) -
+// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × min(H/ln 2, 3 days) -
 // the next borrower's GPUs × its wait) / weight instead of submission order; Usage and UsageRestored carry the
 // usage over a restart), fairpreempt.go (Config.FairPreemption: a
 // borrower that fair share serves first may preempt other shares' jobs
