@@ -48,7 +48,7 @@ type Resources struct {
 	// (-l select=1:ngpus=4:gpu_type=a100; [[node]] labels).
 	Labels map[string]string `json:"labels,omitempty"`
 	// Exclusive is PBS's place=excl: no other job runs on the job's nodes
-	// while it runs (it is charged only the GPUs it asks for).
+	// while it runs (its share is charged every GPU of those nodes).
 	Exclusive bool `json:"exclusive,omitempty"`
 }
 

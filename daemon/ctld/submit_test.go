@@ -134,19 +134,20 @@ func TestSubmitNodeLabels(t *testing.T) {
 
 // TestSubmitExclusive: place=excl reaches the core through the controller:
 // the exclusive job starts alone on an idle node, a later job that would fit
-// beside it waits, qstat shows it exclusive, and the share is charged only
-// the GPUs it asked for.
+// beside it waits, and qstat shows it exclusive. Its share is charged the
+// whole node (issue 30 item 1): b borrows a's idle quota for it, so b's
+// next job has nothing left to borrow.
 func TestSubmitExclusive(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n1 := tc.attachNode("n1")
-	excl := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "x", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+	excl := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "x", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Exclusive: true}}})
 	if st := n1.expect(api.MsgStart).Start; st.Job.ID != excl || len(st.GPUs) != 1 || !st.Job.Resources.Exclusive {
 		t.Fatalf("start: %+v", st)
 	}
 	other := tc.submit("b", 1, nil)
 	n1.quiet(200 * time.Millisecond)
-	if j := tc.job(other); j.State != api.StateQueued || j.Reason != "Resources" {
+	if j := tc.job(other); j.State != api.StateQueued || j.Reason != "QuotaExhausted" {
 		t.Fatalf("job beside the exclusive one: state %s reason %q", j.State, j.Reason)
 	}
 	if j := tc.job(excl); !j.Resources.Exclusive {

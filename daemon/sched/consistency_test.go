@@ -75,7 +75,15 @@ func (s *Scheduler) consistent(shrunk map[string]bool) error {
 					w.leaveMem += j.MemPerNode
 				}
 			}
-			n += len(a.GPUs)
+			if j.Exclusive {
+				// Charged its whole node as it was when it started.
+				if !g.andNot(j.keeps(i)).isEmpty() {
+					return fmt.Errorf("job %s: keeps %v of %s, holds %v", j.ID, j.keeps(i).list(), a.Node, a.GPUs)
+				}
+				n += j.keeps(i).count()
+			} else {
+				n += len(a.GPUs)
+			}
 		}
 		if j.gpuN != n {
 			return fmt.Errorf("job %s: counts %d GPUs, holds %d", j.ID, j.gpuN, n)
@@ -141,7 +149,10 @@ func (s *Scheduler) consistent(shrunk map[string]bool) error {
 					return fmt.Errorf("nomination of %s: victim %s is %v, victim of another", j.ID, v.ID, v.state)
 				}
 			}
-			sw[j.share].nom += j.total()
+			if !j.Exclusive && nm.charge != j.total() || j.Exclusive && nm.charge < j.total() {
+				return fmt.Errorf("nomination of %s: charges %d GPUs for a request of %d (exclusive %v)", j.ID, nm.charge, j.total(), j.Exclusive)
+			}
+			sw[j.share].nom += nm.charge
 		}
 	}
 	for _, n := range s.nodes {
@@ -201,7 +212,7 @@ func (s *Scheduler) consistent(shrunk map[string]bool) error {
 			u.gpus += j.gpuN
 		case j.nom != nil:
 			u.nomJobs++
-			u.nomGPUs += j.total()
+			u.nomGPUs += j.nom.charge
 		default:
 			continue
 		}

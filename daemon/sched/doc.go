@@ -16,16 +16,20 @@
 // reservation.go (walltime reservations, EASY backfill and estimates, when
 // Config.Backfill is on), headresv.go (a share's first over-headroom job
 // reserves in phase 1, binding its share's later jobs; under fair share
-// the borrower reservation sticks to its job), borrowresv.go (a few more
-// blocked borrowers reserve, each around the ones before it),
+// the borrower reservation sticks to its job), headclaim.go (without such
+// a reservation it claims its share's quota headroom against the share's
+// lower-priority jobs), borrowresv.go (a few more
+// blocked borrowers reserve, each around the ones before it), claim.go (a
+// blocked borrower's claim on the lendable GPUs stands only while it can
+// be met within claimWindow),
 // preempt.go (cross-share reclaim, in-share preemption, placement-aware
 // minimal victim sets, nominations), placement.go (tight fit, adjacent
 // GPUs; every job counts at least one CPU on a node that accounts CPUs, see
 // state.go), exclusive.go (place=excl: alone on idle nodes, charged
-// what it asks for, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
+// every GPU of its nodes, preempts only to clear whole nodes), neverfits.go, deps.go (dependency outcomes; DependencyOutcome
 // restores them after a restart, Forgotten drops those the driver purged), arrays.go, fairshare.go (decayed usage;
 // under Config.FairShare the borrowers of a partition go one job at a time
-// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × H/ln 2 -
+// by lowest (decayed borrowed GPU-seconds + GPUs borrowed now × min(H/ln 2, 3 days) -
 // the next borrower's GPUs × its wait) / weight instead of submission order; Usage and UsageRestored carry the
 // usage over a restart), fairpreempt.go (Config.FairPreemption: a
 // borrower that fair share serves first may preempt other shares' jobs

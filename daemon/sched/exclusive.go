@@ -8,19 +8,23 @@ package sched
 // so it drops out of the free-count buckets, and place skips it even for a
 // job that asks for no GPU).
 //
-// What it is charged: the GPUs it asked for (Job.GPUsPerNode on each
-// node), as PBS counts a job's requested resources, not the vnode, against
-// its limits. The rest of its nodes' GPUs are blocked: free for nobody,
-// lendable to nobody and nobody's usage. So a 2-GPU exclusive job on an
-// 8-GPU node uses 2 of its share's quota and keeps 6 GPUs idle. An admin
-// who wants whole nodes charged gives such jobs the node's GPUs
-// (-l select=1:ngpus=8); charging blocked GPUs to the share instead would
-// make the charge depend on the node chosen, which the quota checks made
-// before placement cannot know, and would push RESERVE and LEND shares over
-// their quota without borrowing.
+// What it is charged (issue 30 item 1): every GPU of the nodes it keeps
+// (job.blocked: the node's GPUs when it started), against its share's
+// quota and borrow limit and its user's max_gpus_per_user, as Slurm
+// charges an exclusive allocation the whole node. Before it is placed the
+// quota checks count the partition's largest node for each of its nodes
+// (job.charge), and a nomination keeps that count (nomination.charge);
+// once it holds nodes it counts theirs (job.gpuN). So the GPUs it did not
+// ask for are its share's: beyond its quota they are borrowed, the share
+// is over quota, and their owners reclaim them (preempting the job frees
+// the whole node); a share's quota stays recoverable. Charging only what
+// it asked for (as before) let a share with a 4-GPU quota lock four
+// 8-GPU nodes with four 1-GPU exclusive jobs that were never reclaimed.
+// A RESERVE or LEND share whose quota is smaller than the charge can never
+// run it: it is held as over every cap (neverfits.go, QuotaLimitExceeded).
 //
-// Preemption: an Exclusive job is a victim like any other (its requested
-// GPUs decide whether its share is over quota), and preempting it frees its
+// Preemption: an Exclusive job is a victim like any other (its whole
+// nodes' GPUs count for whether its share is over quota), and preempting it frees its
 // whole node: a preemptor's search counts the blocked GPUs as the victim's
 // (gpusOn), and while it leaves they are all spare. An Exclusive job
 // preempts by the same rules as any job (cross-share reclaim, in-share
@@ -124,4 +128,14 @@ func (s *Scheduler) idleShort(p *partition, j *job) bool {
 		}
 	}
 	return k < j.Nodes
+}
+
+// exclKeeps is what an Exclusive job placed on nodes would keep (and be
+// charged): all their GPUs.
+func exclKeeps(nodes []*node) int {
+	n := 0
+	for _, x := range nodes {
+		n += x.valid.count()
+	}
+	return n
 }

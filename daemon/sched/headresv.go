@@ -25,13 +25,13 @@ import (
 // reserveHead makes the own reservation of j, the first job of sh phase 1
 // sets aside for not fitting its quota headroom.
 func (s *Scheduler) reserveHead(p *partition, sh *share, j *job) {
-	if !s.cfg.Backfill || sh.resv != nil || sh.holdAll || len(sh.cands) > 0 || p.usable == 0 || j.total() == 0 {
+	if !s.cfg.Backfill || sh.resv != nil || sh.holdAll || len(sh.cands) > 0 || p.usable == 0 || j.charge() == 0 {
 		return
 	}
 	if s.atArrayLimit(j) || userLimit(sh, j) != ReasonNone {
 		return
 	}
-	g := j.total()
+	g := j.charge()
 	limit := sh.quota()
 	if sh.cfg.Strategy == LendAndBorrow {
 		if bc := sh.borrowCap(); bc >= 0 {
@@ -139,7 +139,7 @@ func (s *Scheduler) stickyOK(p *partition, j *job) bool {
 	if sh.cfg.Strategy != LendAndBorrow || p.usable == 0 {
 		return false
 	}
-	b := sh.usage() + j.total() - sh.quota()
+	b := sh.usage() + j.charge() - sh.quota()
 	if b <= 0 {
 		return false // within quota: phase 1 looks after it
 	}

@@ -249,8 +249,8 @@ func (s *Scheduler) unnominate(nm *nomination) {
 			n.exclNom--
 		}
 	}
-	s.shareAdd(j.share, shareDelta{nom: -j.total()})
-	s.userAdd(j, -1, j.total(), userNominated)
+	s.shareAdd(j.share, shareDelta{nom: -nm.charge})
+	s.userAdd(j, -1, nm.charge, userNominated)
 	j.nom = nil
 }
 
@@ -290,11 +290,16 @@ func (s *Scheduler) startNominated(p *partition) {
 				}
 			}
 		}
+		if j.Exclusive && exclKeeps(nm.nodes) > nm.charge {
+			// A node grew since it was nominated: it would keep more
+			// than it was charged (exclusive.go); it plans again.
+			ok = false
+		}
 		// Starting elsewhere must keep the share within its quota while its
 		// own victims (in-share preemption) are still leaving; counting its
 		// other preemptors' nominations too (usage counts j's own), within
 		// its quota or, for a LEND_AND_BORROW share, its borrow limit.
-		if sh := j.share; ok && wait && sh.inUse()+j.total() <= sh.quota() &&
+		if sh := j.share; ok && wait && sh.inUse()+j.charge() <= sh.quota() &&
 			(sh.usage() <= sh.quota() || mayBorrow(sh, sh.usage()-sh.quota())) {
 			if allocs, nodes, free := s.placeFree(p, j); free {
 				s.releaseNom(nm)

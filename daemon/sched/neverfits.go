@@ -6,7 +6,9 @@ package sched
 // it selects) than the partition has; else ReasonQuotaLimit when it asks for more GPUs than the
 // share can ever hold (its quota plus its borrow limit; with no limit, all
 // the partition's GPUs but the RESERVE shares' quotas, or its quota if that
-// is more; AWS Batch says MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED).
+// is more; and never more than the share's max_gpus_per_user; AWS Batch
+// says MISCONFIGURATION:QUOTA_MANAGEMENT_LIMIT_EXCEEDED). A place=excl job
+// counts every GPU of its nodes (job.charge).
 func (s *Scheduler) neverFitsNow(j *job) Reason {
 	sh := j.share
 	if sh == nil || sh.removed || sh.part == nil {
@@ -23,7 +25,10 @@ func (s *Scheduler) neverFitsNow(j *job) Reason {
 	case bc < 0:
 		reach = max(reach, p.declCap-p.reserveQuota)
 	}
-	if j.total() > reach {
+	if c := sh.cfg.MaxGPUsPerUser; c > 0 && !sh.removed {
+		reach = min(reach, c) // issue 30 item 8: no user may hold more
+	}
+	if j.charge() > reach {
 		return ReasonQuotaLimit
 	}
 	return ReasonNone

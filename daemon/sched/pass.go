@@ -91,6 +91,7 @@ func (s *Scheduler) pass(p *partition) {
 		sh.scanned = sh.scanned[:0]
 		sh.inScan = true
 		sh.resvQ, sh.resvB = 0, 0
+		sh.claimJ, sh.claimQ = nil, 0
 		scan = append(scan, sh)
 	}
 	if len(scan) == 0 {
@@ -104,7 +105,7 @@ func (s *Scheduler) pass(p *partition) {
 	if len(p.resvs) > 0 {
 		s.dropScanned(p, full)
 	}
-	p.claimed = 0
+	p.claimed, p.soonKnown = 0, false
 	borrowed := false // a job started borrowing in phase 2
 
 	// Phase 1: within quota.
@@ -118,8 +119,9 @@ func (s *Scheduler) pass(p *partition) {
 	for h.len() > 0 {
 		sh := h.top()
 		j := sh.cur.job()
-		if sh.usage()+j.total() > sh.quota() {
+		if sh.usage()+j.charge() > sh.quota() {
 			s.reserveHead(p, sh, j)
+			s.claimHeadroom(sh, j)
 			sh.cands = append(sh.cands, j)
 			// Jobs of its shape behind it wait for it (Priority): it is
 			// tried among the borrowers.
@@ -245,7 +247,7 @@ func (s *Scheduler) skipGone(sh *share) {
 				return
 			}
 			sh.skips++
-			if sh.usage()+j.total() > sh.quota() {
+			if sh.usage()+j.charge() > sh.quota() {
 				sh.skippedCand = true
 			}
 			s.setReason(j, r)
@@ -286,7 +288,7 @@ func (s *Scheduler) next1(sh *share) bool {
 	switch {
 	case !sh.cur.valid() || sh.budget <= 0 || sh.holdAll:
 		sh.p1Done = true
-	case sh.usage()+sh.reservedQ >= sh.quota() && sh.cur.job().total() > 0:
+	case sh.usage()+sh.reservedQ-claimNotBinding(sh, sh.cur.job()) >= sh.quota() && sh.cur.job().charge() > 0:
 		sh.p1Done, sh.p1Headroom = true, true
 	}
 	return !sh.p1Done
@@ -335,8 +337,20 @@ func (s *Scheduler) started(sh *share, j *job) {
 	if sh.cfg.InSharePreemption && sh.blockedPrio > j.Priority {
 		sh.redirty = true
 	}
-	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, s.shapeOf(j)) != ReasonNone {
+	k := s.shapeOf(j)
+	if sh.skippedCand || sh.skips > 0 && seenReason(sh.seen, k) != ReasonNone {
 		sh.redirty = true
+	}
+	// A job of its shape that the pass reaches later is looked at, not
+	// passed over: the examined one did start after all (a set-aside
+	// borrower that borrowed in phase 2), so one passed over after this
+	// start would wait for no pass to come (issue 30 item 4 made that
+	// order common).
+	for i, x := range sh.seen {
+		if x.k == k {
+			sh.seen = append(sh.seen[:i], sh.seen[i+1:]...)
+			break
+		}
 	}
 }
 
@@ -357,6 +371,7 @@ func (s *Scheduler) ruledOut(p *partition, sh *share, j *job) Reason {
 // the reservations as a job of its need may.
 func (s *Scheduler) startPlaced(sh *share, j *job, need quotaNeed, allocs []Alloc, nodes []*node) {
 	s.started(sh, j)
+	s.dropHeadroomClaim(sh, j)
 	s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, need) })
 	s.start(j, allocs, nodes)
 }
@@ -367,7 +382,7 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		s.blocked(sh, j, r)
 		return false
 	}
-	g := j.total()
+	g := j.charge()
 	rq := s.headroomQ(sh, j)
 	if sh.usage()+rq+g > sh.quota() {
 		r := ReasonPriority
@@ -444,7 +459,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 		s.blocked(sh, j, r)
 		return false
 	}
-	g := j.total()
+	g := j.charge()
 	if sh.usage()+g <= sh.quota() {
 		return s.tryWithin(p, sh, j)
 	}
@@ -551,7 +566,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 			// that a short borrower could use before it starts.
 			if !s.cfg.Backfill || p.bresv == nil {
 				sh.reservedP += g
-				p.claimed += g
+				if s.claimMet(p, g) {
+					p.claimed += g
+				}
 			}
 		} else {
 			sh.reservedP += g

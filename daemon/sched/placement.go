@@ -198,14 +198,17 @@ func (s *Scheduler) hold(j *job) {
 	for i, n := range j.anodes {
 		n.held = n.held.or(setOf(j.allocs[i].GPUs))
 		if j.Exclusive {
-			j.blocked = append(j.blocked, n.valid.or(setOf(j.allocs[i].GPUs)))
+			b := n.valid.or(setOf(j.allocs[i].GPUs))
+			j.blocked = append(j.blocked, b)
 			n.excl++
+			j.gpuN += b.count() // charged the whole node (exclusive.go)
+		} else {
+			j.gpuN += len(j.allocs[i].GPUs)
 		}
 		rc, rm := n.reqOn(j)
 		n.usedCPU += rc
 		n.usedMem += rm
 		n.jobs = append(n.jobs, j)
-		j.gpuN += len(j.allocs[i].GPUs)
 	}
 	if j.state == Preempting {
 		s.setLeaving(j, true)

@@ -66,7 +66,7 @@ import "sort"
 // a share that failed a search does not search again for a
 // request at least as large.
 func (s *Scheduler) tryPreempt(p *partition, sh *share, j *job) bool {
-	g := j.total()
+	g := j.charge()
 	if g > sh.quota() || g == 0 {
 		return false
 	}
@@ -365,7 +365,7 @@ func (se *search) finalOK() bool {
 			nonRV += v.gpuN
 		}
 	}
-	g := se.j.total()
+	g := se.j.charge()
 	sh, p := se.sh, se.p
 	e, q := sh.usage()+g-inV, sh.quota()
 	if cross && e > q && !se.fair() {
@@ -400,7 +400,7 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 	var cands []*job
 	var final float64
 	if fair {
-		final = borrowedPerWeight(sh, sh.usage()+j.total())
+		final = borrowedPerWeight(sh, sh.usage()+j.charge())
 		cands = s.fairCandidates(p, sh, final)
 		if !s.exhaustive && s.fairHopeless(p, j, cands, final) {
 			s.cutShort++
@@ -698,8 +698,9 @@ func (s *Scheduler) nominate(se *search) bool {
 	for _, n := range nm.nodes {
 		s.nodeRefresh(n)
 	}
-	s.shareAdd(sh, shareDelta{nom: j.total()})
-	s.userAdd(j, +1, j.total(), userNominated)
+	nm.charge = j.charge()
+	s.shareAdd(sh, shareDelta{nom: nm.charge})
+	s.userAdd(j, +1, nm.charge, userNominated)
 	j.nom = nm
 	p.noms = append(p.noms, nm)
 	s.queueRemove(j)

@@ -428,6 +428,7 @@ func (w *world) checkWorld() {
 	for _, u := range w.s.Shares() {
 		usage[u.Share] = u
 	}
+	w.checkCharged(ids, nodes)
 	for _, id := range ids {
 		info, _ := w.s.Job(id)
 		j := info.Job
@@ -447,6 +448,38 @@ func (w *world) checkWorld() {
 			t.Fatalf("job %s begins at %v; NextWake %v %v (late)\n%s", id, j.NotBefore, wake, wakeOK, w.dump())
 		}
 		w.checkReason(id, info, nodes, usage)
+	}
+}
+
+// checkCharged asserts that every GPU kept from other jobs is charged to
+// a share (issue 30 item 1: a share's quota is always recoverable): the
+// GPUs jobs hold plus those a place=excl job keeps idle on its nodes (all
+// of a node's GPUs when it started there) are at most what the shares
+// count as in use. (More is charged only where a restart adopted jobs
+// beside an exclusive one.)
+func (w *world) checkCharged(ids []JobID, nodes map[string]NodeInfo) {
+	kept := map[string]gpuSet{}
+	for _, n := range nodes {
+		kept[n.Name] = setOf(n.UsedGPUs)
+	}
+	for _, id := range ids {
+		info, _ := w.s.Job(id)
+		if info.State == Pending || !info.Job.Exclusive {
+			continue
+		}
+		for i, a := range info.Allocs {
+			kept[a.Node] = kept[a.Node].or(w.s.jobs[id].keeps(i))
+		}
+	}
+	k, charged := 0, 0
+	for _, g := range kept {
+		k += g.count()
+	}
+	for _, sh := range w.s.shares {
+		charged += sh.inUse()
+	}
+	if charged < k {
+		w.t.Fatalf("jobs keep %d GPUs from others, the shares are charged %d\n%s", k, charged, w.dump())
 	}
 }
 
@@ -489,6 +522,17 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 		}
 	}
 	g := j.GPUCount()
+	if j.Exclusive {
+		// Charged every GPU of its nodes: the partition's largest node
+		// for each (exclusive.go).
+		most := 0
+		for _, nc := range w.cfg.Nodes {
+			if nc.Partition == sc.Partition {
+				most = max(most, nodes[nc.Name].GPUs)
+			}
+		}
+		g = j.Nodes * max(j.GPUsPerNode, most)
+	}
 	u := usage[j.Share]
 	// What the share's own quota and borrow checks count: its running jobs,
 	// those being preempted until they exit, and its nominations
@@ -589,8 +633,18 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 
 // reach is the most GPUs a share can ever hold (ReasonQuotaLimit): its
 // quota plus its borrow limit; with no limit, the partition's GPUs but the
-// RESERVE quotas, or its quota if that is more.
+// RESERVE quotas, or its quota if that is more; never more than its
+// max_gpus_per_user.
 func (w *world) reach(sc Share, nodes map[string]NodeInfo) int {
+	r := w.shareReach(sc, nodes)
+	if sc.MaxGPUsPerUser > 0 {
+		r = min(r, sc.MaxGPUsPerUser) // no user may hold more (issue 30 item 8)
+	}
+	return r
+}
+
+// shareReach is reach but for the per-user limit.
+func (w *world) shareReach(sc Share, nodes map[string]NodeInfo) int {
 	switch {
 	case sc.Strategy != LendAndBorrow:
 		return sc.GPUs

@@ -27,6 +27,7 @@ type world struct {
 	// reloaded: the configuration changed at some point; running jobs keep
 	// what they hold, so only shares that start jobs must be within limits.
 	reloaded bool
+	exclGrew bool // a node grew under an Exclusive job
 	cpus     bool // nodes may account CPUs and memory; jobs ask for them
 	// walls: backfill is on, jobs have walltimes and the driver ends every
 	// job by its walltime (as the nodes do).
@@ -133,6 +134,14 @@ func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 func (w *world) apply(ev Event) error {
 	w.log = append(w.log, ev)
 	before := w.s.view()
+	if e, ok := ev.(NodeUp); ok {
+		if n := w.s.nodeByName[e.Node]; n != nil && n.excl > 0 && e.GPUs > n.gpus {
+			// An Exclusive job keeps the node's new GPUs too; a restart
+			// charges them to its share (exclusive.go), which may leave
+			// it over its limits until the job ends, as a reload may.
+			w.exclGrew = true
+		}
+	}
 	err := w.s.Apply(ev)
 	if err != nil {
 		w.refusedAt[len(w.log)-1] = true
@@ -178,6 +187,7 @@ func (w *world) schedule() Plan {
 	w.check(p)
 	w.checkFairPreemption(p, before)
 	w.checkUserLimits()
+	w.checkIdleClaims()
 	if w.walls {
 		w.checkReservations()
 	}
@@ -372,9 +382,11 @@ func drawUserRules(t *rapid.T, sh *Share) {
 
 // checkUserLimits asserts that no user holds more jobs or GPUs in a share
 // than its limits allow (preemptors' nominations counted). A reload may
-// lower a limit under what runs; the check then waits for the next world.
+// lower a limit under what runs, and a node that grew under an Exclusive
+// job charges its new GPUs after a restart; the check then waits for the
+// next world.
 func (w *world) checkUserLimits() {
-	if w.reloaded {
+	if w.reloaded || w.exclGrew {
 		return
 	}
 	type key struct{ share, user string }
@@ -389,7 +401,7 @@ func (w *world) checkUserLimits() {
 		}
 		k := key{info.Job.Share, info.Job.User}
 		jobs[k]++
-		gpus[k] += info.Job.GPUCount()
+		gpus[k] += w.charged(id)
 	}
 	for k, n := range jobs {
 		sc, ok := w.shareCfgOK(k.share)
@@ -401,6 +413,17 @@ func (w *world) checkUserLimits() {
 				k.user, k.share, n, gpus[k], sc.MaxRunningJobsPerUser, sc.MaxGPUsPerUser, w.dump())
 		}
 	}
+}
+
+// charged is what a held or nominated job counts for its share and user:
+// the GPUs it keeps (a place=excl job all of its nodes', exclusive.go), or
+// its nomination's charge.
+func (w *world) charged(id JobID) int {
+	j := w.s.jobs[id]
+	if j.nom != nil {
+		return j.nom.charge
+	}
+	return j.gpuN
 }
 
 // userHolds counts a user's jobs and GPUs in a share: held, or nominated
@@ -415,7 +438,7 @@ func (w *world) userHolds(share, user string) (jobs, gpus int) {
 			continue
 		}
 		jobs++
-		gpus += info.Job.GPUCount()
+		gpus += w.charged(id)
 	}
 	return jobs, gpus
 }
@@ -675,7 +698,7 @@ func (w *world) check(plan Plan) {
 			if startedIn[u.Share] {
 				t.Fatalf("a job of removed share %s started\n%s", u.Share, w.dump())
 			}
-		case w.reloaded && !startedIn[u.Share]:
+		case (w.reloaded || w.exclGrew) && !startedIn[u.Share]:
 			// A new configuration may leave a share over its new limits
 			// until its jobs end; it may not start more.
 		case sc.Strategy == Reserve || sc.Strategy == Lend:
@@ -700,7 +723,7 @@ func (w *world) check(plan Plan) {
 	// flight (a victim still holds the GPUs its preemptor will take) and
 	// capacity never shrank (that may leave borrowers in place until an
 	// owner reclaims).
-	if !preempting && !w.shrunk && !w.reloaded && nru > max(capUsable-rq, nrq) {
+	if !preempting && !w.shrunk && !w.reloaded && !w.exclGrew && nru > max(capUsable-rq, nrq) {
 		t.Fatalf("non-RESERVE shares hold %d GPUs; capacity %d, RESERVE quotas %d, other quotas %d\n%s", nru, capUsable, rq, nrq, w.dump())
 	}
 }
@@ -817,6 +840,9 @@ func (w *world) checkLiveness() {
 			continue
 		}
 		g := info.Job.GPUsPerNode
+		if info.Job.Exclusive {
+			g = w.s.jobs[id].charge() // its whole node (exclusive.go)
+		}
 		u := usage[info.Job.Share]
 		if u.InUse+g > u.Quota {
 			continue
@@ -845,6 +871,92 @@ func (w *world) checkLiveness() {
 			if r >= g && size[n] >= g && info.Reason != ReasonPriority && !(w.walls && info.Reason == ReasonBackfillWouldDelay) {
 				w.t.Fatalf("job %s (%d GPUs, share %s %d/%d) pending with %v although node %s has room after reclaim\n%s",
 					id, g, u.Share, u.InUse, u.Quota, info.Reason, n, w.dump())
+			}
+		}
+	}
+}
+
+// checkIdleClaims asserts that a blocked borrower's claim does not keep
+// idle lendable GPUs from another borrower without bound (issue 30 item
+// 2): when no running job of the partition is expected to end within
+// claimWindow (no walltime and no default, as the generator often makes
+// them) and every other pending borrower needs more than the lendable
+// GPUs, no claim can be met, so a borrower that fits the lendable GPUs
+// and a node's free GPUs is not left waiting with Priority or FairShare.
+// It looks only at a share's one pending entry (a share's own queue order
+// may hold it) when no job of its share started in the pass and the next
+// pass will not look at its share anyway (after a start the core may look
+// again at a share whose jobs of that shape it passed over), plain one-node jobs, worlds without CPU accounting, reservations
+// or nominations.
+func (w *world) checkIdleClaims() {
+	if w.cpus {
+		return
+	}
+	deadline := w.now.Add(claimWindow)
+	for _, p := range w.s.parts {
+		if len(p.resvs) > 0 || len(p.noms) > 0 {
+			continue
+		}
+		soon := 0 // GPUs of running jobs expected to end within the window
+		for _, sh := range p.shares {
+			for _, x := range sh.running {
+				wall := x.Walltime
+				if wall <= 0 {
+					wall = p.cfg.DefaultWalltime
+				}
+				if x.state != Running || wall > 0 && !x.started.Add(wall).After(deadline) {
+					soon += x.gpuN
+				}
+			}
+		}
+		lend := p.borrowable()
+		free := map[*node]int{}
+		for _, n := range p.nodes {
+			if n.usable() && n.excl == 0 {
+				free[n] = n.free
+			}
+		}
+		// The pending borrowers of the partition, by share.
+		var borrowers []*job
+		pending := map[*share]int{}
+		for _, id := range w.s.sortedIDs() {
+			j := w.s.jobs[id]
+			if j.state != Pending || j.share == nil || j.share.part != p {
+				continue
+			}
+			pending[j.share]++
+			if j.share.usage()+j.charge() > j.share.quota() {
+				borrowers = append(borrowers, j)
+			}
+		}
+		for _, j := range borrowers {
+			if j.reason != ReasonPriority && j.reason != ReasonFairShare {
+				continue
+			}
+			sh := j.share
+			b := sh.usage() + j.charge() - sh.quota()
+			startedNow := false // a start in this call: the next pass may look again
+			for _, x := range sh.running {
+				startedNow = startedNow || x.startGen == w.s.gen
+			}
+			if startedNow || sh.dirty || p.dirty || pending[sh] != 1 || j.arr != nil || j.Nodes != 1 || j.Exclusive || len(j.Labels) > 0 ||
+				!mayBorrow(sh, b) || j.charge() > lend || userLimit(sh, j) != ReasonNone || j.Hold != 0 ||
+				!j.depsOK || !j.timeOK || !j.inReady || j.nom != nil {
+				continue
+			}
+			fits := false
+			for _, f := range free {
+				fits = fits || f >= j.GPUsPerNode
+			}
+			others := true // no other borrower's claim can be met in time
+			for _, o := range borrowers {
+				if o != j && o.charge() <= lend+soon {
+					others = false
+				}
+			}
+			if fits && others {
+				w.t.Fatalf("borrower %s (%d GPUs) waits with %v although %d lendable GPUs are idle and no claim can be met within %v\n%s",
+					j.ID, j.total(), j.reason, lend, claimWindow, w.dump())
 			}
 		}
 	}
@@ -1124,7 +1236,7 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	}
 	for j := range noms {
 		if !w.nomsBefore[j] {
-			nominated[j.share.cfg.Name] += j.total()
+			nominated[j.share.cfg.Name] += j.charge()
 		}
 	}
 	vs := map[string]*victimOf{}

@@ -250,7 +250,7 @@ const (
 
 // needOf is what j of sh needs to start now.
 func needOf(sh *share, j *job) quotaNeed {
-	return sh.usage()+j.total() > sh.quota()
+	return sh.usage()+j.charge() > sh.quota()
 }
 
 // binds says whether reservation r is ahead of x, which needs what need
@@ -310,7 +310,7 @@ func (s *Scheduler) headroomQ(sh *share, j *job) int {
 	if r := sh.resv; r != nil && sh.resvQ > 0 && (r.j == j || s.shortFor(j, r)) {
 		q -= sh.resvQ
 	}
-	return q
+	return q - claimNotBinding(sh, j)
 }
 
 // headroomB is headroomQ for the borrow limit.

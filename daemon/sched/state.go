@@ -66,6 +66,18 @@ func (a *arrayState) remaining() int { return len(a.indices) - a.pos }
 // total is the job's GPU request.
 func (j *job) total() int { return j.Nodes * j.GPUsPerNode }
 
+// charge is what j counts against its share's quota and borrowing and its
+// user's GPU limit before it is placed: its request, but for a place=excl
+// job every GPU of the nodes it will keep, counted as the partition's
+// largest node for each of its nodes (exclusive.go). Once it holds nodes
+// it counts their GPUs exactly (job.gpuN).
+func (j *job) charge() int {
+	if !j.Exclusive || j.share == nil || j.share.part == nil {
+		return j.total()
+	}
+	return j.Nodes * max(j.GPUsPerNode, len(j.share.part.atLeast)-1)
+}
+
 // holding says whether the job holds GPUs.
 func (j *job) holding() bool { return j.state != Pending && j.arr == nil }
 
@@ -94,6 +106,8 @@ type share struct {
 	resvQ       int          // per pass: of reservedQ, the reserved job's part
 	resvB       int          // per pass: of reservedB, its reserved borrower's part
 	xresv       *reservation // its first extra borrower reservation, when the partition's (bresv) is another share's
+	claimJ      *job         // per pass: the set-aside job that claims the share's quota headroom (headclaim.go)
+	claimQ      int          // per pass: of reservedQ, claimJ's part
 
 	// per pass
 	cur         mcursor
@@ -346,9 +360,11 @@ type partition struct {
 	reserveIdle  int // sum over RESERVE shares of max(0, quota-eff)
 	overQuota    int // shares with eff() > quota
 
-	spare     int   // GPUs of preempting jobs that no nomination holds (n.spare)
-	accounts  bool  // some node accounts CPUs or memory
-	claimed   int   // per pass: lendable GPUs claimed by blocked borrowers
+	spare     int  // GPUs of preempting jobs that no nomination holds (n.spare)
+	accounts  bool // some node accounts CPUs or memory
+	claimed   int  // per pass: lendable GPUs claimed by blocked borrowers
+	soon      int  // per pass, once soonKnown: GPUs of running jobs expected to end within claimWindow
+	soonKnown bool
 	atLeast   []int // atLeast[g]: nodes declaring at least g GPUs
 	declCap   int   // GPUs of all its nodes, usable or not
 	noms      []*nomination
@@ -394,6 +410,7 @@ type nomination struct {
 	nodes   []*node
 	victims []*job // the jobs preempted for it that have not exited
 	forFit  bool   // free GPUs held it in total when it was made (issue 13 item 7)
+	charge  int    // what it counts for its share and user (job.charge when it was made)
 }
 
 // reason is what its job says while it waits.

@@ -78,7 +78,7 @@ func userLimit(sh *share, j *job) Reason {
 	switch {
 	case c.MaxRunningJobsPerUser > 0 && u.jobs+u.nomJobs+1 > c.MaxRunningJobsPerUser:
 		return ReasonUserJobLimit
-	case c.MaxGPUsPerUser > 0 && u.gpus+u.nomGPUs+j.total() > c.MaxGPUsPerUser:
+	case c.MaxGPUsPerUser > 0 && u.gpus+u.nomGPUs+j.charge() > c.MaxGPUsPerUser:
 		return ReasonUserGPULimit
 	}
 	return ReasonNone
