@@ -406,25 +406,6 @@ func TestParseVariableList(t *testing.T) {
 	}
 }
 
-func TestSplitAttached(t *testing.T) {
-	value := map[string]bool{"N": true, "l": true, "j": true, "image": true}
-	boolean := map[string]bool{"h": true, "V": true}
-	tests := []struct {
-		in, want []string
-	}{
-		{[]string{"-Nfoo", "-joe", "-lwalltime=1:00:00", "x.sh"}, []string{"-N", "foo", "-j", "oe", "-l", "walltime=1:00:00", "x.sh"}},
-		{[]string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}, []string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}},
-		{[]string{"-N=foo", "--image=x", "s.sh", "-Nbar"}, []string{"-N=foo", "--image=x", "s.sh", "-Nbar"}},
-		{[]string{"--", "-Nfoo"}, []string{"--", "-Nfoo"}},
-		{[]string{"-Zfoo", "-hV"}, []string{"-Zfoo", "-hV"}},
-	}
-	for _, tt := range tests {
-		if got := splitAttached(tt.in, value, boolean); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("splitAttached(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestCompressInts(t *testing.T) {
 	for _, tt := range []struct {
 		in   []int

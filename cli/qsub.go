@@ -403,7 +403,7 @@ Examples:
 	}
 	valueOpts, boolOpts := flagKinds(app.Flags)
 	// Torque takes options after the script name too.
-	pre = append([]string{args[0]}, splitAttached(hoistOptions(args[1:], valueOpts), valueOpts, boolOpts)...)
+	pre = append([]string{args[0]}, getoptWords(hoistOptions(args[1:], valueOpts, boolOpts), valueOpts, boolOpts)...)
 	err := app.RunContext(ctx, pre)
 	var ue usageError
 	if errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
@@ -416,9 +416,10 @@ Examples:
 }
 
 // hoistOptions moves the options after a script name before it, as Torque
-// reads them (qsub job.sh -l ngpus=1); after "--" nothing moves, since it
-// is the command's.
-func hoistOptions(args []string, valueOpts map[string]bool) []string {
+// reads them (qsub job.sh -l ngpus=1), each option word read as getopt
+// reads it (qsub -hN name job.sh: -N's value is name, not an operand);
+// after "--" nothing moves, since it is the command's.
+func hoistOptions(args []string, valueOpts, boolOpts map[string]bool) []string {
 	var opts, operands []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -428,8 +429,9 @@ func hoistOptions(args []string, valueOpts map[string]bool) []string {
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			operands = append(operands, a)
 		default:
-			opts = append(opts, a)
-			if valueOpts[strings.TrimLeft(a, "-")] && i+1 < len(args) {
+			words, wantsValue := getoptWord(a, valueOpts, boolOpts)
+			opts = append(opts, words...)
+			if wantsValue && i+1 < len(args) {
 				i++
 				opts = append(opts, args[i])
 			}
@@ -438,7 +440,7 @@ func hoistOptions(args []string, valueOpts map[string]bool) []string {
 	return append(opts, operands...)
 }
 
-// optionGroups splits split-up arguments (splitAttached's output) into one
+// optionGroups splits split-up arguments (getoptWords' output) into one
 // group per option with its value, and one per operand.
 func optionGroups(args []string, valueOpts map[string]bool) [][]string {
 	var out [][]string
@@ -486,22 +488,6 @@ func optionProblems(sys *Sys, args []string, cmdline bool) []error {
 		}
 	}
 	return out
-}
-
-// flagKinds tells the options that take a value from those that do not.
-func flagKinds(flags []ucli.Flag) (value, boolean map[string]bool) {
-	value, boolean = map[string]bool{}, map[string]bool{}
-	for _, f := range flags {
-		_, isBool := f.(namedBool)
-		for _, n := range f.Names() {
-			if isBool {
-				boolean[n] = true
-			} else {
-				value[n] = true
-			}
-		}
-	}
-	return value, boolean
 }
 
 func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashdash bool) error {
@@ -722,7 +708,7 @@ func parseOptions(sys *Sys, opts *qsubOpts, lines [][]string) error {
 	valueOpts, boolOpts := flagKinds(app.Flags)
 	args := []string{"qsub"}
 	for _, line := range lines {
-		split := splitAttached(line, valueOpts, boolOpts)
+		split := getoptWords(line, valueOpts, boolOpts)
 		if len(lines) > 1 {
 			if slices.Contains(split, "--") {
 				return errNotWhole

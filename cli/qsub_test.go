@@ -131,6 +131,24 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
+			name: "combined short options", args: []string{"-hVkoe", "-Nshort", "-Vq", "fast", "job.sh", "-hjoe"}, files: map[string]string{"job.sh": "#PBS -hlngpus=2\nrun\n"},
+			stderr: "-k (keep output on the execution host (sharq writes it in place)) is not supported and was ignored",
+			want: func(dir string, j *api.JobSpec) {
+				j.Script = "#PBS -hlngpus=2\nrun\n"
+				j.Name, j.Join, j.Share, j.Hold = "short", "oe", "fast", "u"
+				j.Resources.GPUsPerNode = 2
+				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
+					j.Env[k] = v
+				}
+			},
+		},
+		{
+			name: "combined options stop at --", args: []string{"-hN", "x", "--", "/bin/echo", "-hN", "y"},
+			want: func(dir string, j *api.JobSpec) {
+				j.Name, j.Hold, j.Script, j.Command = "x", "u", "", []string{"/bin/echo", "-hN", "y"}
+			},
+		},
+		{
 			name: "join eo keeps the error path", args: []string{"-j", "eo", "-e", "e.log", "-o", "o.log", "job.sh"}, files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.JobSpec) {
 				j.Join, j.Stdout, j.Stderr = "eo", filepath.Join(dir, "e.log"), filepath.Join(dir, "e.log")

@@ -54,11 +54,11 @@ _sharq_qstat() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     case $prev in
         -u) COMPREPLY=($(compgen -u -- "$cur")); return ;;
-        -F) COMPREPLY=($(compgen -W "json" -- "$cur")); return ;;
-        --since) return ;;
+        -F) COMPREPLY=($(compgen -W "json dsv sharq-json" -- "$cur")); return ;;
+        -D|--since) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-a -f -F -x --since -u -n -t -Q --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-a -i -r -H -T -f -F -D -x --since -u -n -s -1 -w -G -M -J -p -t -Q -B --help" -- "$cur"))
         return
     fi
     local w
@@ -68,7 +68,8 @@ _sharq_qstat() {
             return
         fi
     done
-    COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+    # A job id or a destination (a share).
+    COMPREPLY=($(compgen -W "$(_sharq_jobs) $(_sharq_shares)" -- "$cur"))
 }
 
 # qdel, qhold, qrls: job ids.
