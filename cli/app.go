@@ -32,6 +32,8 @@ const (
 	ExitUnknownQueue = 170
 	ExitPermission   = 159 // PBSE_PERM 15007
 	ExitBadState     = 168 // PBSE_BADSTATE 15016
+	// ExitResourceLimit: a job no node or share could ever run (PBSE_EXCQRESC 15036).
+	ExitResourceLimit = 188
 )
 
 // requestTimeout bounds one ordinary request (not qsub -W block=true's wait).
@@ -135,6 +137,8 @@ func codeStatus(code string) int {
 		return ExitPermission
 	case api.CodeInvalidState:
 		return ExitBadState
+	case api.CodeResourceLimit:
+		return ExitResourceLimit
 	}
 	return ExitFailure
 }

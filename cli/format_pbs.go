@@ -99,7 +99,7 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	if j.Stdout != "" {
 		add("Output_Path", withHost(j.Stdout))
 	}
-	add("Priority", strconv.Itoa(j.Priority))
+	add("Priority", strconv.Itoa(j.PBSPriority))
 	add("qtime", at(j.SubmitTime))
 	add("Rerunable", "True")
 	if r.MemPerNode > 0 {
@@ -174,6 +174,7 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	}
 
 	// sharq's own.
+	add("sharq_priority", strconv.Itoa(j.Priority))
 	if j.Partition != "" {
 		add("partition", j.Partition)
 	}

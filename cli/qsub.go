@@ -121,7 +121,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			})},
 		&ucli.GenericFlag{Name: "l", Usage: "`RESOURCES`, per node: ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00; nodes: select=2:ngpus=8 or nodes=2:gpus=8:ppn=16 (repeatable)",
 			Value: funcValue(func(s string) error { return parseResourceList(s, &o.res) })},
-		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY` within the share, PBS's -1024..1023 (0: the share's default; above it needs an admin)",
+		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY`, PBS's -1024..1023 (default 0): the job's place among its share's jobs (higher first); it never preempts a teammate's job",
 			Value: funcValue(func(s string) error {
 				p, err := parsePBSPriority(s)
 				o.prio = &p
@@ -246,12 +246,12 @@ func nonEmpty(s string) error {
 	return nil
 }
 
-// parsePBSPriority parses qsub and qalter's -p: PBS's scale, which the
-// controller maps onto sharq's around the share's default.
+// parsePBSPriority parses qsub and qalter's -p: PBS's job priority, which
+// orders a share's jobs (see daemon/ctld/priority.go).
 func parsePBSPriority(s string) (int, error) {
-	p, err := strconv.Atoi(s)
+	p, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || p < api.MinPBSPriority || p > api.MaxPBSPriority {
-		return 0, fmt.Errorf("%q: want a priority from %d to %d (0 is the share's default)", s, api.MinPBSPriority, api.MaxPBSPriority)
+		return 0, fmt.Errorf("%q: want a priority from %d to %d (default 0)", s, api.MinPBSPriority, api.MaxPBSPriority)
 	}
 	return p, nil
 }

@@ -129,12 +129,13 @@ func TestDependenciesHoldsAndBeginTime(t *testing.T) {
 	if _, errOut, err := c.runAs(alice, "qalter", "-W", "depend=afterok:"+b, a); err == nil || !strings.Contains(errOut, "cycle") {
 		t.Fatalf("cycle accepted: %v %s", err, errOut)
 	}
-	// PBS's -512 is half way down from the share's default, 100.
+	// PBS's -p is the job's PBS priority, in the user's numbers; the sharq
+	// priority (the right to preempt) stays the share's default, 100.
 	if _, errOut, err := c.runAs(alice, "qalter", "-p", "-512", "-N", "renamed", a); err != nil {
 		t.Fatalf("qalter: %v %s", err, errOut)
 	}
-	if p, n := c.field(a, "Priority"), c.field(a, "Job_Name"); p != "50" || n != "renamed" {
-		t.Fatalf("after qalter priority %q name %q", p, n)
+	if p, sp, n := c.field(a, "Priority"), c.field(a, "sharq_priority"), c.field(a, "Job_Name"); p != "-512" || sp != "100" || n != "renamed" {
+		t.Fatalf("after qalter Priority %q sharq_priority %q name %q", p, sp, n)
 	}
 	// An admin hold is not the user's to release.
 	if _, errOut, err := c.runAs(0, "qhold", b); err != nil {
