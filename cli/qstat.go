@@ -261,7 +261,7 @@ func qstatJobs(ctx context.Context, sys *Sys, o *qstatOpts, operands []string) e
 		}
 	}
 	if len(dests) > 0 || len(ids) == 0 && len(named) == 0 {
-		shares, err := destShares(ctx, sys, dests)
+		shares, err := destShares(ctx, sys, "qstat", dests)
 		if err != nil {
 			return err
 		}
@@ -344,7 +344,7 @@ func qstatJobs(ctx context.Context, sys *Sys, o *qstatOpts, operands []string) e
 // destShares checks the shares that destinations name: nil when they name
 // none (only @SERVER), else the set of them. An unknown one is PBS's
 // "Unknown queue" (exit 170).
-func destShares(ctx context.Context, sys *Sys, dests []destination) (map[string]bool, error) {
+func destShares(ctx context.Context, sys *Sys, name string, dests []destination) (map[string]bool, error) {
 	var names []string
 	for _, d := range dests {
 		if d.share != "" {
@@ -361,7 +361,7 @@ func destShares(ctx context.Context, sys *Sys, dests []destination) (map[string]
 	set := map[string]bool{}
 	for _, n := range names {
 		if !slices.ContainsFunc(resp.Shares, func(s api.ShareStatus) bool { return s.Name == n }) {
-			fmt.Fprintf(sys.Stderr, "qstat: Unknown queue %s\n", n)
+			fmt.Fprintf(sys.Stderr, "%s: Unknown queue %s\n", name, n)
 			return nil, exitStatus(ExitUnknownQueue)
 		}
 		set[n] = true

@@ -34,6 +34,20 @@ func (s serverStatus) attrs() []pbsAttr {
 	return append(out, pbsAttr{name: "pbs_version", value: pbsVersion})
 }
 
+// clusterNames are the cluster's name (PBS's server name) and default
+// share, from its configuration; "" when it cannot be read.
+func clusterNames(ctx context.Context, sys *Sys) (name, defaultShare string) {
+	cr, err := call(ctx, sys, api.Request{Op: api.OpConfig})
+	if err != nil {
+		return "", ""
+	}
+	cfg, err := conf.Parse("", []byte(cr.Text))
+	if err != nil {
+		return "", ""
+	}
+	return cfg.Cluster.Name, cfg.Cluster.DefaultShare
+}
+
 // qstatServer writes qstat -B: the server's jobs by state. Server names
 // given as operands are not checked: a sharq client reaches one server.
 func qstatServer(ctx context.Context, sys *Sys, o *qstatOpts, _ []string) error {
@@ -53,11 +67,8 @@ func qstatServer(ctx context.Context, sys *Sys, o *qstatOpts, _ []string) error 
 			st.name = serverOf(r.ID)
 		}
 	}
-	// The cluster's name and default share are in its configuration.
-	if cr, err := call(ctx, sys, api.Request{Op: api.OpConfig}); err == nil {
-		if cfg, err := conf.Parse("", []byte(cr.Text)); err == nil {
-			st.name, st.defaultQueue = cfg.Cluster.Name, cfg.Cluster.DefaultShare
-		}
+	if name, def := clusterNames(ctx, sys); name != "" {
+		st.name, st.defaultQueue = name, def
 	}
 	if !o.full {
 		return writeServerTable(sys.Stdout, st)
