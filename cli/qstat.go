@@ -235,8 +235,13 @@ func qstatJobs(ctx context.Context, sys *Sys, o *qstatOpts, operands []string) e
 			base.User = o.users
 		}
 	}
+	// namedSub says whether a subjob was named itself (qstat 103[4]): it
+	// shows without -t.
+	namedSub := func(id string) bool {
+		return slices.Contains(ids, id) || slices.Contains(ids, strings.TrimSuffix(id, "."+serverOf(id)))
+	}
 	keep := func(user, parent, id string, s api.State) bool {
-		return (len(userSet) <= 1 || slices.Contains(userSet, user)) && (o.subjobs || parent == "") &&
+		return (len(userSet) == 0 || slices.Contains(userSet, user)) && (o.subjobs || parent == "" || namedSub(id)) &&
 			o.keepState(s) && (!o.arrays || parent != "" || strings.Contains(id, "[]"))
 	}
 	code := ExitOK

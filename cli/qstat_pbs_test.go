@@ -126,6 +126,8 @@ func TestQstatPBSOptions(t *testing.T) {
 		{name: "share@server", args: []string{"nlp@lab"}, ids: []string{"102.lab"}},
 		{name: "@server is all", args: []string{"@lab"}, ids: []string{"101.lab", "102.lab", "103[].lab", "104.lab", "105.lab", "123456789012345*"}},
 		{name: "job and share", args: []string{"105", "nlp"}, ids: []string{"105.lab", "102.lab"}},
+		{name: "a subjob named without -t", args: []string{"103[4]", "103[6].lab"}, ids: []string{"103[4].lab", "103[6].lab"}},
+		{name: "user filters named jobs", args: []string{"-u", "bob", "101", "102"}, ids: []string{"102.lab"}},
 		{name: "full of a share", args: []string{"-f", "nlp"}, contains: []string{"Job Id: 102.lab", "queue = nlp"}, absent: []string{"Job Id: 101.lab"}},
 		{name: "i: not running", args: []string{"-i"}, ids: []string{"102.lab", "104.lab", "105.lab", "12345678901234*"}},
 		{name: "r: running", args: []string{"-r", "-t"}, ids: []string{"101.lab", "103[4].lab"}},
@@ -274,6 +276,30 @@ func TestQstatClientsParse(t *testing.T) {
 		if !strings.Contains(ts.out.String(), want) {
 			t.Errorf("qstat -fx 101 lacks %q", want)
 		}
+	}
+
+	// Nextflow 24.x, PbsProExecutor.queueStatusCommand: qstat -f, over the
+	// servers of qstat -B (lines not starting with Server or ---, "@"$1),
+	// then grep -E '(Job Id:|job_state =)'.
+	ts, code = runPBS(t, "-B")
+	var servers []string
+	for _, l := range strings.Split(strings.TrimSpace(ts.out.String()), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "Server") && !strings.HasPrefix(l, "---") {
+			servers = append(servers, "@"+f[0])
+		}
+	}
+	ts, code2 := runPBS(t, append([]string{"-f"}, servers...)...)
+	states := map[string]string{}
+	id := ""
+	for _, l := range strings.Split(ts.out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "Job Id: "); ok {
+			id = v
+		} else if v, ok := strings.CutPrefix(strings.TrimSpace(l), "job_state = "); ok {
+			states[id] = v
+		}
+	}
+	if code != 0 || code2 != 0 || !slices.Equal(servers, []string{"@lab"}) || states["101.lab"] != "R" || states["102.lab"] != "Q" || len(states) != 6 {
+		t.Errorf("Nextflow's poll: exit %d %d, servers %q, states %v", code, code2, servers, states)
 	}
 
 	// Snakemake cluster-status scripts: qstat -fx ID, then job_state.
