@@ -47,7 +47,7 @@ func getoptWord(a string, valueOpts, boolOpts map[string]bool) (words []string, 
 	switch {
 	case valueOpts[base]:
 		return []string{a}, !hasEq
-	case boolOpts[base] || strings.HasPrefix(a, "--") || name == "":
+	case boolOpts[base] || !strings.HasPrefix(a, "-") || strings.HasPrefix(a, "--") || name == "":
 		return []string{a}, false
 	}
 	for i := 0; i < len(name); i++ {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +47,44 @@ func TestHoistOptionsGetopt(t *testing.T) {
 			t.Errorf("hoistOptions(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// FuzzGetoptWord: a word is left whole, or split into single-letter
+// options (each a known one) and at most one value, which put back
+// together spell the word again.
+func FuzzGetoptWord(f *testing.F) {
+	value := map[string]bool{"N": true, "l": true, "k": true, "F": true, "image": true}
+	boolean := map[string]bool{"h": true, "V": true, "f": true, "x": true, "1": true}
+	for _, s := range []string{"-fx", "-an1", "-koe", "-hVNname", "-lwalltime=1:00:00", "--image=x", "-image", "-", "--", "-f-", "-h\x00", "-é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		words, wantsValue := getoptWord(w, value, boolean)
+		if len(words) == 1 && words[0] == w {
+			return
+		}
+		var b strings.Builder
+		for i, x := range words {
+			opt := strings.TrimPrefix(x, "-")
+			switch {
+			case i == len(words)-1 && i > 0 && value[strings.TrimPrefix(words[i-1], "-")]:
+				b.WriteString(x) // the attached value
+			case len(x) == 2 && x[0] == '-' && (boolean[opt] || value[opt]):
+				if value[opt] && i < len(words)-2 {
+					t.Fatalf("%q: value option %s before %q", w, x, words[i+1:])
+				}
+				b.WriteString(opt)
+			default:
+				t.Fatalf("%q split into %q: %q is neither a known option nor a value", w, words, x)
+			}
+		}
+		if "-"+b.String() != w {
+			t.Fatalf("%q split into %q, which spells %q", w, words, "-"+b.String())
+		}
+		n := len(words)
+		valueLast := n > 1 && value[strings.TrimPrefix(words[n-2], "-")] && len(words[n-2]) == 2
+		if last := strings.TrimPrefix(words[n-1], "-"); wantsValue != (!valueLast && value[last] && len(words[n-1]) == 2) {
+			t.Fatalf("%q: wantsValue %v after %q", w, wantsValue, words)
+		}
+	})
 }
