@@ -130,11 +130,12 @@ func pbsScaled(n int64, shift uint, suffix string) string {
 }
 
 // percentDone is qstat -p's "% done": the share of its walltime a job has
-// used, "--" for one that has not started or asked for no walltime, 100
-// for a finished one.
+// used, "--" for one that has not started or asked for no walltime and for
+// an array (PBS counts its subjobs done, which a summary does not hold),
+// 100 for a finished one.
 func percentDone(j api.JobSummary, now time.Time) string {
 	switch j.State {
-	case api.StateQueued, api.StateWaiting, api.StateHeld:
+	case api.StateQueued, api.StateWaiting, api.StateHeld, api.StateArray:
 		return "--"
 	case api.StateFinished:
 		return "100"

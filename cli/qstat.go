@@ -94,7 +94,7 @@ Examples:
 		&ucli.BoolFlag{Name: "G", Usage: "memory in gigabytes", Destination: &o.gb, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "M", Usage: "memory in megawords (8-byte words)", Destination: &o.mw, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "J", Usage: "array jobs only", Destination: &o.arrays, DisableDefaultText: true},
-		&ucli.BoolFlag{Name: "p", Usage: "percentage of the walltime used instead of Time Use (arrays: of subjobs done)", Destination: &o.percent, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "p", Usage: "percentage of its walltime a job has used, instead of Time Use (-- for arrays and jobs without one)", Destination: &o.percent, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "t", Usage: "show array subjobs (otherwise an array is one row)", Destination: &o.subjobs, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "Q", Usage: "show shares (PBS queues): quota, in use, borrowed, lent", Destination: &o.queues, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "B", Usage: "show the server: its jobs by state (-f: as attributes)", Destination: &o.server, DisableDefaultText: true},

@@ -135,7 +135,7 @@ func TestQstatPBSOptions(t *testing.T) {
 		{name: "J: arrays", args: []string{"-J"}, ids: []string{"103[].lab"}},
 		{name: "J t: arrays and subjobs", args: []string{"-J", "-t"}, ids: []string{"103[].lab", "103[4].lab", "103[6].lab"}},
 		{name: "u: alternative table", args: []string{"-u", "alice"}, ids: []string{"101.lab", "104.lab"}, contains: []string{"Username", "Reason"}},
-		{name: "p: percent done", args: []string{"-p", "101", "102"}, contains: []string{"% done", "       8 R vision", "      -- Q nlp"}},
+		{name: "p: percent done", args: []string{"-p", "-x", "101", "102", "103[]", "99"}, contains: []string{"% done", "       8 R vision", "      -- Q nlp", "      -- B vision", "     100 F vision"}},
 		{name: "s: comments under rows", args: []string{"-s", "102"}, contains: []string{"QuotaExhausted\n   QuotaExhausted\n"}},
 		{name: "1: on the row", args: []string{"-n", "-s", "-1", "102", "101"}, contains: []string{"QuotaExhausted --   QuotaExhausted\n", "01:00 gpu01/0-3+gpu02/4-7\n"}},
 		{name: "G: gigabytes", args: []string{"-G", "102", "101"}, contains: []string{"  128gb 12:00", "    2gb    --"}},
