@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os/exec"
+	"os/user"
 	"regexp"
 	"sort"
 	"strconv"
@@ -221,8 +222,33 @@ func TestPBSClientForms(t *testing.T) {
 		t.Fatalf("qstat -f b: %v %s\n%s", err, errOut, out)
 	}
 
+	// qselect prints ids for scripts; pbsnodes shows the node as PBS does.
+	owner, err := user.LookupId(strconv.Itoa(alice))
+	must(t, err)
+	if out, errOut, err := c.runAs(alice, "qselect", "-q", "b", "-s", "R", "-u", owner.Username); err != nil || !strings.Contains(out, ok+"\n") {
+		t.Errorf("qselect -q b -s R -u %s: %v %s\n%s", owner.Username, err, errOut, out)
+	}
+	out, errOut, err = c.runAs(alice, "pbsnodes", "-a", "-F", "json")
+	var nodes struct {
+		Nodes map[string]struct {
+			State     string         `json:"state"`
+			Jobs      string         `json:"jobs"`
+			Available map[string]any `json:"resources_available"`
+		} `json:"nodes"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &nodes) != nil || nodes.Nodes["n1"].State != "free" ||
+		nodes.Nodes["n1"].Available["ngpus"] != float64(8) || !strings.Contains(nodes.Nodes["n1"].Jobs, ok+"/0") {
+		t.Errorf("pbsnodes -a -F json: %v %s\n%s", err, errOut, out)
+	}
+	if out, errOut, err := c.runAs(alice, "pbsnodes", "-l"); err != nil || out != "" {
+		t.Errorf("pbsnodes -l with every node up: %v %s\n%q", err, errOut, out)
+	}
+
 	c.waitState(ok, "F", time.Minute)
 	c.waitState(bad, "F", time.Minute)
+	if out, errOut, err := c.runAs(alice, "qselect", "-x", "-sF", "-N", "bad.sh"); err != nil || out != bad+"\n" {
+		t.Errorf("qselect -x -s F -N bad.sh: %v %s\n%q", err, errOut, out)
+	}
 	// Cromwell checks qstat ID's exit status: 35 for a finished job, 153
 	// for an unknown one (OpenPBS's).
 	if _, errOut, err := c.runAs(alice, "qstat", bad); exit(err) != 35 ||
