@@ -99,6 +99,12 @@ type Job struct {
 	// Partition is the share's partition at submit time.
 	Partition string `json:"partition"`
 	Priority  int    `json:"priority"`
+	// PBSPriority is PBS's job priority (qsub -p, qalter -p:
+	// MinPBSPriority..MaxPBSPriority, 0 by default), which any user may
+	// set: it orders the share's jobs of equal Priority, and gives no
+	// right to preempt (Priority does, which only admins raise above the
+	// share's priority_default).
+	PBSPriority int `json:"pbs_priority,omitempty"`
 
 	Script  string            `json:"script,omitempty"`  // script body (run with Shell, its #! line's interpreter, or /bin/sh)
 	Shell   string            `json:"shell,omitempty"`   // qsub -S: absolute path of the script's interpreter

@@ -157,8 +157,11 @@ const (
 	CodeUnknownJob   = "unknown_job"
 	CodePermission   = "permission_denied"
 	CodeInvalidState = "invalid_state"
-	CodeConfig       = "config_error"
-	CodeInternal     = "internal"
+	// CodeResourceLimit: a job no node or share could ever run (PBS's
+	// PBSE_EXCQRESC, "Job violates queue and/or server resource limits").
+	CodeResourceLimit = "resource_limit"
+	CodeConfig        = "config_error"
+	CodeInternal      = "internal"
 	// CodeNotLeader: the controller asked is a follower of an HA cluster;
 	// Error.Leader is the leader's client address ("" while none leads),
 	// where the client sends the same request again.

@@ -26,8 +26,14 @@ const (
 	ExitFailure    = 1
 	ExitUsage      = 2
 	ExitUnknownJob = 153 // PBSE_UNKJOBID 15001
-	ExitPermission = 159 // PBSE_PERM 15007
-	ExitBadState   = 170 // PBSE_BADSTATE 15018
+	// ExitFinishedJob: qstat of a finished job without -x (PBSE_HISTJOBID 15139).
+	ExitFinishedJob = 35
+	// ExitUnknownQueue: a share (PBS queue) that does not exist (PBSE_UNKQUE 15018).
+	ExitUnknownQueue = 170
+	ExitPermission   = 159 // PBSE_PERM 15007
+	ExitBadState     = 168 // PBSE_BADSTATE 15016
+	// ExitResourceLimit: a job no node or share could ever run (PBSE_EXCQRESC 15036).
+	ExitResourceLimit = 188
 )
 
 // requestTimeout bounds one ordinary request (not qsub -W block=true's wait).
@@ -90,6 +96,8 @@ func run(ctx context.Context, app *ucli.App, sys *Sys, args []string) int {
 	if len(args) == 0 {
 		args = []string{app.Name}
 	}
+	valueOpts, boolOpts := flagKinds(app.Flags)
+	args = append([]string{args[0]}, getoptWords(args[1:], valueOpts, boolOpts)...)
 	err := app.RunContext(ctx, args)
 	return report(sys, app.Name, err)
 }
@@ -129,6 +137,8 @@ func codeStatus(code string) int {
 		return ExitPermission
 	case api.CodeInvalidState:
 		return ExitBadState
+	case api.CodeResourceLimit:
+		return ExitResourceLimit
 	}
 	return ExitFailure
 }

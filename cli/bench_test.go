@@ -31,8 +31,8 @@ func BenchmarkQstatTables(b *testing.B) {
 		name  string
 		write func([]api.JobSummary) error
 	}{
-		{"plain", func(js []api.JobSummary) error { return writeJobTable(io.Discard, js, sys, false) }},
-		{"alt", func(js []api.JobSummary) error { return writeJobTableAlt(io.Discard, js, sys, false) }},
+		{"plain", func(js []api.JobSummary) error { return writeJobTable(io.Discard, js, sys, tableView{}) }},
+		{"alt", func(js []api.JobSummary) error { return writeJobTableAlt(io.Discard, js, sys, tableView{}) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {

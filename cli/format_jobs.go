@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
 	"slices"
 	"sort"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
-	"github.com/sharq-hpc/sharq/conf"
 )
 
 // stateStyle colours a job state letter on a terminal.
@@ -70,41 +67,103 @@ func execHost(allocs []api.Alloc) string {
 	return strings.Join(parts, "+")
 }
 
-// execVnode writes a reservation as PBS's exec_vnode: one parenthesised
-// chunk per node with what the job asks for there,
-// (gpu01:ngpus=4)+(gpu02:ngpus=4).
-func execVnode(allocs []api.Alloc, r api.Resources) string {
-	parts := make([]string, 0, len(allocs))
-	for _, a := range allocs {
-		p := "(" + a.Node
-		if r.CPUsPerNode > 0 {
-			p += ":ncpus=" + strconv.Itoa(r.CPUsPerNode)
-		}
-		p += ":ngpus=" + strconv.Itoa(len(a.GPUs))
-		if r.MemPerNode > 0 {
-			p += ":mem=" + conf.FormatSize(r.MemPerNode)
-		}
-		parts = append(parts, p+")")
+// tableView is how qstat's job tables show: its -w, -n, -s, -1, -G, -M
+// and -p.
+type tableView struct {
+	wide, nodes, comments, oneLine, gb, mw, percent bool
+}
+
+// after is what follows a job's row: its nodes (-n) and its comment (-s),
+// on lines of their own or, with -1, on the row's line.
+func (v tableView) after(j api.JobSummary) string {
+	var parts []string
+	if v.nodes {
+		parts = append(parts, strings.TrimSpace(nodeLine(j)))
 	}
-	return strings.Join(parts, "+")
+	if v.comments && j.Reason != "" {
+		parts = append(parts, j.Reason)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if v.oneLine {
+		return strings.Join(parts, "   ")
+	}
+	return "   " + strings.Join(parts, "\n   ")
+}
+
+// newTable starts a job table in view v.
+func (v tableView) newTable(sys *Sys, cols []column) *table {
+	return &table{Fit: sys.Terminal, Color: sys.Color, Wide: v.wide, Inline: v.oneLine, Cols: cols}
+}
+
+// memory writes qstat -a's Req'd Memory: in gigabytes with -G, megawords
+// with -M (rounded up, as PBS does), else in the largest unit reached.
+func (v tableView) memory(n int64) string {
+	switch {
+	case n <= 0:
+		return "--"
+	case v.gb:
+		return pbsScaled(n, 30, "b")
+	case v.mw:
+		return pbsScaled((n+7)/8, 20, "w")
+	}
+	return formatSizeShort(n)
+}
+
+// pbsScaled writes n (bytes or words) in the unit 1<<shift, rounded up,
+// going up a unit while the number has more than four digits (OpenPBS's
+// cnv_size).
+func pbsScaled(n int64, shift uint, suffix string) string {
+	units := "bkmgtp"
+	u := int(shift / 10)
+	v := (n + (int64(1)<<shift - 1)) >> shift
+	for v > 9999 && u < len(units)-1 {
+		v = (v + 1023) >> 10
+		u++
+	}
+	letter := string(units[u])
+	if letter == "b" {
+		letter = ""
+	}
+	return strconv.FormatInt(v, 10) + letter + suffix
+}
+
+// percentDone is qstat -p's "% done": the share of its walltime a job has
+// used, "--" for one that has not started or asked for no walltime and for
+// an array (PBS counts its subjobs done, which a summary does not hold),
+// 100 for a finished one.
+func percentDone(j api.JobSummary, now time.Time) string {
+	switch j.State {
+	case api.StateQueued, api.StateWaiting, api.StateHeld, api.StateArray:
+		return "--"
+	case api.StateFinished:
+		return "100"
+	}
+	if j.Walltime <= 0 {
+		return "--"
+	}
+	used := max(j.Used, elapsed(j, now))
+	return strconv.FormatInt(int64(used*100/j.Walltime), 10)
 }
 
 // writeJobTableEst writes qstat -T: pending jobs with the start time the
 // scheduler estimates for them (their reservation), "--" without one.
-func writeJobTableEst(w io.Writer, jobs []api.JobSummary, sys *Sys) error {
+func writeJobTableEst(w io.Writer, jobs []api.JobSummary, sys *Sys, v tableView) error {
 	now, loc := sys.now(), sys.loc()
-	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: append(altLeadCols(),
+	t := v.newTable(sys, append(altLeadCols(),
 		column{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
 		column{Head: []string{"", "S"}, Width: 1},
 		column{Head: []string{"Est", "Start"}, Width: 12, Right: true},
 		column{Head: []string{"", "Reason"}, Width: 6},
-	)}
+	))
 	for _, j := range jobs {
 		t.Rows = append(t.Rows, append(altLeadCells(j),
 			cell{Text: formatHM(j.Walltime)},
 			cell{Text: string(j.State), Style: stateStyle(j.State)},
 			cell{Text: estStart(j.EstStart, now, loc)}, cell{Text: j.Reason, Style: reasonStyle(j)},
 		))
+		t.After = append(t.After, v.after(j))
 	}
 	return t.render(w)
 }
@@ -122,24 +181,32 @@ func estStart(t, now time.Time, loc *time.Location) string {
 	return t.Format("Jan 02 15:04")
 }
 
-// writeJobTable writes qstat's default table, PBS's columns.
-func writeJobTable(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
-	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: []column{
+// writeJobTable writes qstat's default table, PBS's columns; with -p the
+// percentage done replaces Time Use.
+func writeJobTable(w io.Writer, jobs []api.JobSummary, sys *Sys, v tableView) error {
+	use := column{Head: []string{"Time Use"}, Width: 8, Right: true}
+	if v.percent {
+		use.Head = []string{"% done"}
+	}
+	t := v.newTable(sys, []column{
 		{Head: []string{"Job id"}, Width: 16, Trunc: true, Sep: "  "},
 		{Head: []string{"Name"}, Width: 16, Trunc: true},
 		{Head: []string{"User"}, Width: 16, Trunc: true, Sep: "  "},
-		{Head: []string{"Time Use"}, Width: 8, Right: true},
+		use,
 		{Head: []string{"S"}, Width: 1},
 		{Head: []string{"Queue"}, Width: 5},
-	}}
+	})
+	now := sys.now()
 	for _, j := range jobs {
+		u := timeUse(j)
+		if v.percent {
+			u = percentDone(j, now)
+		}
 		t.Rows = append(t.Rows, []cell{
-			{Text: j.ID}, {Text: j.Name}, {Text: j.User}, {Text: timeUse(j)},
+			{Text: j.ID}, {Text: j.Name}, {Text: j.User}, {Text: u},
 			{Text: string(j.State), Style: stateStyle(j.State)}, {Text: j.Share},
 		})
-		if nodes {
-			t.After = append(t.After, nodeLine(j))
-		}
+		t.After = append(t.After, v.after(j))
 	}
 	return t.render(w)
 }
@@ -153,24 +220,22 @@ func nodeLine(j api.JobSummary) string {
 
 // writeJobTableAlt writes qstat -a: nodes, GPUs, memory, walltime,
 // elapsed time and the pending reason.
-func writeJobTableAlt(w io.Writer, jobs []api.JobSummary, sys *Sys, nodes bool) error {
+func writeJobTableAlt(w io.Writer, jobs []api.JobSummary, sys *Sys, v tableView) error {
 	now := sys.now()
-	t := &table{Fit: sys.Terminal, Color: sys.Color, Cols: append(altLeadCols(),
+	t := v.newTable(sys, append(altLeadCols(),
 		column{Head: []string{"Req'd", "Memory"}, Width: 6, Right: true},
 		column{Head: []string{"Req'd", "Time"}, Width: 5, Right: true},
 		column{Head: []string{"", "S"}, Width: 1},
 		column{Head: []string{"Elap", "Time"}, Width: 5, Right: true},
 		column{Head: []string{"", "Reason"}, Width: 6},
-	)}
+	))
 	for _, j := range jobs {
 		t.Rows = append(t.Rows, append(altLeadCells(j),
-			cell{Text: formatSizeShort(j.MemPerNode * int64(max(j.Nodes, 1)))}, cell{Text: formatHM(j.Walltime)},
+			cell{Text: v.memory(j.MemPerNode * int64(max(j.Nodes, 1)))}, cell{Text: formatHM(j.Walltime)},
 			cell{Text: string(j.State), Style: stateStyle(j.State)},
 			cell{Text: formatHM(elapsed(j, now))}, cell{Text: j.Reason, Style: reasonStyle(j)},
 		))
-		if nodes {
-			t.After = append(t.After, nodeLine(j))
-		}
+		t.After = append(t.After, v.after(j))
 	}
 	return t.render(w)
 }
@@ -202,144 +267,6 @@ func reasonStyle(j api.JobSummary) string {
 		return styleRed
 	}
 	return styleYellow
-}
-
-// pbsTime is how PBS shows times in qstat -f.
-const pbsTime = "Mon Jan _2 15:04:05 2006"
-
-// writeJobFull writes qstat -f: every attribute as "name = value".
-func writeJobFull(w io.Writer, jobs []api.Job, sys *Sys) error {
-	var b strings.Builder
-	loc := sys.loc()
-	at := func(t time.Time) string { return t.In(loc).Format(pbsTime) }
-	for _, j := range jobs {
-		attr := func(k string, v any) { fmt.Fprintf(&b, "    %s = %s\n", k, printable(fmt.Sprint(v))) }
-		fmt.Fprintf(&b, "Job Id: %s\n", printable(j.ID))
-		attr("Job_Name", j.Name)
-		attr("Job_Owner", j.Owner.User)
-		if !j.StartTime.IsZero() {
-			attr("resources_used.walltime", FormatHMS(j.Used))
-		}
-		attr("job_state", j.State)
-		attr("queue", j.Share)
-		if j.Partition != "" {
-			attr("partition", j.Partition)
-		}
-		attr("Priority", j.Priority)
-		attr("ctime", at(j.SubmitTime))
-		if !j.StartTime.IsZero() {
-			attr("stime", at(j.StartTime))
-		}
-		if !j.EndTime.IsZero() {
-			attr("obittime", at(j.EndTime))
-		}
-		if !j.NotBefore.IsZero() {
-			attr("Execution_Time", at(j.NotBefore))
-		}
-		hold := j.Hold
-		if hold == "" {
-			hold = "n"
-		}
-		attr("Hold_Types", hold)
-		r := j.Resources
-		n := max(r.Nodes, 1)
-		attr("Resource_List.nodect", n)
-		attr("Resource_List.ngpus", n*r.GPUsPerNode)
-		if r.CPUsPerNode > 0 {
-			attr("Resource_List.ncpus", n*r.CPUsPerNode)
-		}
-		if r.MemPerNode > 0 {
-			attr("Resource_List.mem", conf.FormatSize(int64(n)*r.MemPerNode))
-		}
-		if r.MPIProcs > 0 {
-			attr("Resource_List.mpiprocs", n*r.MPIProcs)
-		}
-		if r.OMPThreads > 0 {
-			attr("Resource_List.ompthreads", r.OMPThreads)
-		}
-		if r.Exclusive {
-			attr("Resource_List.place", "excl")
-		}
-		attr("Resource_List.select", formatSelect(r))
-		if r.Walltime > 0 {
-			attr("Resource_List.walltime", FormatHMS(r.Walltime))
-		}
-		if len(j.Allocs) > 0 {
-			attr("exec_host", execHost(j.Allocs))
-		}
-		if j.Stdout != "" {
-			attr("Output_Path", j.Stdout)
-		}
-		if j.Stderr != "" {
-			attr("Error_Path", j.Stderr)
-		}
-		join := j.Join
-		if join == "" {
-			join = "n"
-		}
-		attr("Join_Path", join)
-		if j.Umask != "" {
-			attr("umask", j.Umask)
-		}
-		if j.Image != "" {
-			attr("image", j.Image)
-		}
-		if j.Grace > 0 {
-			attr("checkpoint_grace", FormatHMS(j.Grace))
-		}
-		if len(j.Deps) > 0 {
-			attr("depend", formatDepend(j.Deps))
-		}
-		if j.ArrayIndices != "" {
-			attr("array", "True")
-			attr("array_indices_submitted", j.ArrayIndices)
-			if j.ArrayMax > 0 {
-				attr("max_run_subjobs", j.ArrayMax)
-			}
-			if st := j.ArrayStates; st != nil {
-				attr("array_state_count", fmt.Sprintf("Queued:%d Running:%d Exiting:%d Expired:%d", st.Queued, st.Running, st.Exiting, st.Expired))
-			}
-		}
-		if j.ArrayParent != "" {
-			attr("array_id", j.ArrayParent)
-			attr("array_index", j.ArrayIndex)
-		}
-		if j.Reason != "" {
-			attr("comment", j.Reason)
-		}
-		if !j.RequeueAt.IsZero() {
-			attr("requeue_time", at(j.RequeueAt)) // unless its node comes back (NodeUnreachable)
-		}
-		if e := j.Estimated; e != nil {
-			attr("estimated.exec_vnode", execVnode(e.Allocs, r))
-			attr("estimated.start_time", at(e.StartTime))
-		}
-		if j.ExitStatus != nil {
-			attr("Exit_status", *j.ExitStatus)
-		}
-		attr("preemption_count", j.Preemptions)
-		if j.NodeFailures > 0 {
-			attr("node_failure_count", j.NodeFailures)
-		}
-		if j.CheckpointNode != "" {
-			attr("checkpoint_node", j.CheckpointNode)
-		}
-		if j.Interactive {
-			attr("interactive", "True") // PBS's attribute
-		}
-		if len(j.Command) > 0 {
-			attr("command", shellQuote(j.Command))
-		}
-		if len(j.Env) > 0 {
-			attr("Variable_List", variableList(j.Env))
-		}
-		for i, h := range j.History {
-			attr(fmt.Sprintf("history.%d", i+1), at(h.Time)+" "+string(h.State)+" "+h.What)
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // variableList writes a job's environment as PBS's Variable_List, sorted.
@@ -374,19 +301,4 @@ func shellQuote(argv []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
-}
-
-// writeJobJSON writes qstat -f -F json: PBS's layout, with the api.Job
-// records keyed by job id.
-func writeJobJSON(w io.Writer, jobs []api.Job, sys *Sys) error {
-	doc := struct {
-		Timestamp int64              `json:"timestamp"`
-		Jobs      map[string]api.Job `json:"Jobs"`
-	}{Timestamp: sys.now().Unix(), Jobs: make(map[string]api.Job, len(jobs))}
-	for _, j := range jobs {
-		doc.Jobs[j.ID] = j
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "    ")
-	return enc.Encode(doc)
 }

@@ -94,7 +94,8 @@ func TestParseResourceList(t *testing.T) {
 		{name: "mem GiB", in: []string{"mem=64GiB"}, want: res{Nodes: 1, MemPerNode: 64 << 30}},
 		{name: "mem bytes", in: []string{"mem=1048576"}, want: res{Nodes: 1, MemPerNode: 1 << 20}},
 		{name: "bad mem", in: []string{"mem=lots"}, err: `mem: bad size "lots"`},
-		{name: "fractional mem", in: []string{"mem=1.5gb"}, err: `bad size "1.5gb"`},
+		{name: "fractional mem", in: []string{"mem=1.5gb"}, want: res{Nodes: 1, MemPerNode: 3 << 29}},
+		{name: "fractional mem, Cromwell's", in: []string{"mem=2.0gb"}, want: res{Nodes: 1, MemPerNode: 2 << 30}},
 		{name: "negative mem", in: []string{"mem=-1gb"}, err: `bad size "-1gb"`},
 		{name: "huge mem", in: []string{"mem=8388608tb"}, err: "too large"},
 		{name: "bad walltime", in: []string{"walltime=12:61:00"}, err: `walltime: bad duration "12:61:00": field "61" out of range`},
@@ -403,25 +404,6 @@ func TestParseVariableList(t *testing.T) {
 				t.Fatalf("parseVariableList(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 			}
 		})
-	}
-}
-
-func TestSplitAttached(t *testing.T) {
-	value := map[string]bool{"N": true, "l": true, "j": true, "image": true}
-	boolean := map[string]bool{"h": true, "V": true}
-	tests := []struct {
-		in, want []string
-	}{
-		{[]string{"-Nfoo", "-joe", "-lwalltime=1:00:00", "x.sh"}, []string{"-N", "foo", "-j", "oe", "-l", "walltime=1:00:00", "x.sh"}},
-		{[]string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}, []string{"-N", "-lx", "-h", "-V", "--image", "-Nq"}},
-		{[]string{"-N=foo", "--image=x", "s.sh", "-Nbar"}, []string{"-N=foo", "--image=x", "s.sh", "-Nbar"}},
-		{[]string{"--", "-Nfoo"}, []string{"--", "-Nfoo"}},
-		{[]string{"-Zfoo", "-hV"}, []string{"-Zfoo", "-hV"}},
-	}
-	for _, tt := range tests {
-		if got := splitAttached(tt.in, value, boolean); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("splitAttached(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 

@@ -27,7 +27,7 @@ Examples:
    qalter -W depend=afterok:120 123
    qalter -a 0600 123`)
 	app.Flags = []ucli.Flag{
-		&ucli.GenericFlag{Name: "p", Usage: "new `PRIORITY`, PBS's -1024..1023 (0: the share's default)", Value: funcValue(func(s string) error {
+		&ucli.GenericFlag{Name: "p", Usage: "new `PRIORITY`, PBS's -1024..1023: the job's place among its share's jobs (higher first); it never preempts", Value: funcValue(func(s string) error {
 			p, err := parsePBSPriority(s)
 			spec.PBSPriority = &p
 			return err

@@ -121,7 +121,7 @@ func qsubFlags(o *qsubOpts, sys *Sys, cmdline bool) []ucli.Flag {
 			})},
 		&ucli.GenericFlag{Name: "l", Usage: "`RESOURCES`, per node: ngpus=4,ncpus=16,mem=64gb,walltime=12:00:00; nodes: select=2:ngpus=8 or nodes=2:gpus=8:ppn=16 (repeatable)",
 			Value: funcValue(func(s string) error { return parseResourceList(s, &o.res) })},
-		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY` within the share, PBS's -1024..1023 (0: the share's default; above it needs an admin)",
+		&ucli.GenericFlag{Name: "p", Usage: "`PRIORITY`, PBS's -1024..1023 (default 0): the job's place among its share's jobs (higher first); it never preempts a teammate's job",
 			Value: funcValue(func(s string) error {
 				p, err := parsePBSPriority(s)
 				o.prio = &p
@@ -246,12 +246,12 @@ func nonEmpty(s string) error {
 	return nil
 }
 
-// parsePBSPriority parses qsub and qalter's -p: PBS's scale, which the
-// controller maps onto sharq's around the share's default.
+// parsePBSPriority parses qsub and qalter's -p: PBS's job priority, which
+// orders a share's jobs (see daemon/ctld/priority.go).
 func parsePBSPriority(s string) (int, error) {
-	p, err := strconv.Atoi(s)
+	p, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || p < api.MinPBSPriority || p > api.MaxPBSPriority {
-		return 0, fmt.Errorf("%q: want a priority from %d to %d (0 is the share's default)", s, api.MinPBSPriority, api.MaxPBSPriority)
+		return 0, fmt.Errorf("%q: want a priority from %d to %d (default 0)", s, api.MinPBSPriority, api.MaxPBSPriority)
 	}
 	return p, nil
 }
@@ -403,7 +403,7 @@ Examples:
 	}
 	valueOpts, boolOpts := flagKinds(app.Flags)
 	// Torque takes options after the script name too.
-	pre = append([]string{args[0]}, splitAttached(hoistOptions(args[1:], valueOpts), valueOpts, boolOpts)...)
+	pre = append([]string{args[0]}, getoptWords(hoistOptions(args[1:], valueOpts, boolOpts), valueOpts, boolOpts)...)
 	err := app.RunContext(ctx, pre)
 	var ue usageError
 	if errors.As(err, &ue) && !errors.Is(err, flag.ErrHelp) {
@@ -416,9 +416,10 @@ Examples:
 }
 
 // hoistOptions moves the options after a script name before it, as Torque
-// reads them (qsub job.sh -l ngpus=1); after "--" nothing moves, since it
-// is the command's.
-func hoistOptions(args []string, valueOpts map[string]bool) []string {
+// reads them (qsub job.sh -l ngpus=1), each option word read as getopt
+// reads it (qsub -hN name job.sh: -N's value is name, not an operand);
+// after "--" nothing moves, since it is the command's.
+func hoistOptions(args []string, valueOpts, boolOpts map[string]bool) []string {
 	var opts, operands []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -428,8 +429,9 @@ func hoistOptions(args []string, valueOpts map[string]bool) []string {
 		case a == "-" || !strings.HasPrefix(a, "-"):
 			operands = append(operands, a)
 		default:
-			opts = append(opts, a)
-			if valueOpts[strings.TrimLeft(a, "-")] && i+1 < len(args) {
+			words, wantsValue := getoptWord(a, valueOpts, boolOpts)
+			opts = append(opts, words...)
+			if wantsValue && i+1 < len(args) {
 				i++
 				opts = append(opts, args[i])
 			}
@@ -438,7 +440,7 @@ func hoistOptions(args []string, valueOpts map[string]bool) []string {
 	return append(opts, operands...)
 }
 
-// optionGroups splits split-up arguments (splitAttached's output) into one
+// optionGroups splits split-up arguments (getoptWords' output) into one
 // group per option with its value, and one per operand.
 func optionGroups(args []string, valueOpts map[string]bool) [][]string {
 	var out [][]string
@@ -486,22 +488,6 @@ func optionProblems(sys *Sys, args []string, cmdline bool) []error {
 		}
 	}
 	return out
-}
-
-// flagKinds tells the options that take a value from those that do not.
-func flagKinds(flags []ucli.Flag) (value, boolean map[string]bool) {
-	value, boolean = map[string]bool{}, map[string]bool{}
-	for _, f := range flags {
-		_, isBool := f.(namedBool)
-		for _, n := range f.Names() {
-			if isBool {
-				boolean[n] = true
-			} else {
-				value[n] = true
-			}
-		}
-	}
-	return value, boolean
 }
 
 func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashdash bool) error {
@@ -722,7 +708,7 @@ func parseOptions(sys *Sys, opts *qsubOpts, lines [][]string) error {
 	valueOpts, boolOpts := flagKinds(app.Flags)
 	args := []string{"qsub"}
 	for _, line := range lines {
-		split := splitAttached(line, valueOpts, boolOpts)
+		split := getoptWords(line, valueOpts, boolOpts)
 		if len(lines) > 1 {
 			if slices.Contains(split, "--") {
 				return errNotWhole

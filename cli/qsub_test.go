@@ -131,6 +131,36 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
+			name: "combined short options", args: []string{"-hVkoe", "-Nshort", "-Vq", "fast", "job.sh", "-hjoe"}, files: map[string]string{"job.sh": "#PBS -hlngpus=2\nrun\n"},
+			stderr: "-k (keep output on the execution host (sharq writes it in place)) is not supported and was ignored",
+			want: func(dir string, j *api.JobSpec) {
+				j.Script = "#PBS -hlngpus=2\nrun\n"
+				j.Name, j.Join, j.Share, j.Hold = "short", "oe", "fast", "u"
+				j.Resources.GPUsPerNode = 2
+				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
+					j.Env[k] = v
+				}
+			},
+		},
+		{
+			name: "fractional sizes", args: []string{"-l", "mem=2.0gb", "-l", "select=1:ngpus=1:mem=1.5gb", "job.sh"}, files: map[string]string{"job.sh": testScript},
+			want: func(dir string, j *api.JobSpec) {
+				j.Resources.GPUsPerNode, j.Resources.MemPerNode = 1, 3<<29
+			},
+		},
+		{
+			name: "fractional size alone", args: []string{"-l", "mem=2.0gb", "job.sh"}, files: map[string]string{"job.sh": testScript},
+			want: func(dir string, j *api.JobSpec) {
+				j.Resources.MemPerNode = 2 << 30
+			},
+		},
+		{
+			name: "combined options stop at --", args: []string{"-hN", "x", "--", "/bin/echo", "-hN", "y"},
+			want: func(dir string, j *api.JobSpec) {
+				j.Name, j.Hold, j.Script, j.Command = "x", "u", "", []string{"/bin/echo", "-hN", "y"}
+			},
+		},
+		{
 			name: "join eo keeps the error path", args: []string{"-j", "eo", "-e", "e.log", "-o", "o.log", "job.sh"}, files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.JobSpec) {
 				j.Join, j.Stdout, j.Stderr = "eo", filepath.Join(dir, "e.log"), filepath.Join(dir, "e.log")
@@ -290,8 +320,8 @@ func TestQsubJob(t *testing.T) {
 	}
 }
 
-// TestQsubPriority checks -p travels on PBS's scale, for the controller to
-// map around the share's default.
+// TestQsubPriority checks -p travels on PBS's scale, as the job's PBS
+// priority (its order in the share).
 func TestQsubPriority(t *testing.T) {
 	tests := []struct {
 		name string
@@ -303,6 +333,7 @@ func TestQsubPriority(t *testing.T) {
 		{"negative", []string{"-p", "-1024", "job.sh"}, ptr(-1024)},
 		{"attached", []string{"-p-5", "job.sh"}, ptr(-5)},
 		{"top", []string{"-p", "1023", "job.sh"}, ptr(1023)},
+		{"combined", []string{"-hp", "7", "job.sh"}, ptr(7)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -337,7 +368,7 @@ func TestQsubErrors(t *testing.T) {
 		{name: "unknown option", args: []string{"-x", "job.sh"}, code: ExitUsage, stderr: "qsub: flag provided but not defined: -x\nTry 'qsub --help'"},
 		{name: "bad resource", args: []string{"-l", "ngpus=many", "job.sh"}, code: ExitUsage, stderr: `invalid value "ngpus=many" for flag -l: bad resource ngpus=many: want a whole number`},
 		{name: "unknown resource", args: []string{"-l", "x-y=1", "job.sh"}, code: ExitUsage, stderr: `unknown resource (known: ngpus, ncpus, mem, walltime, select, nodes, mpiprocs, ompthreads, place, and node labels such as gpu_type)`},
-		{name: "priority above PBS's range", args: []string{"-p", "1024", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023 (0 is the share's default)"},
+		{name: "priority above PBS's range", args: []string{"-p", "1024", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023 (default 0)"},
 		{name: "priority below PBS's range", args: []string{"-p", "-1025", "job.sh"}, code: ExitUsage, stderr: "want a priority from -1024 to 1023"},
 		{name: "bad name", args: []string{"-N", "a b", "job.sh"}, code: ExitUsage, stderr: "no blanks"},
 		{name: "bad join", args: []string{"-j", "xy", "job.sh"}, code: ExitUsage, stderr: "want oe, eo or n"},
@@ -351,12 +382,12 @@ func TestQsubErrors(t *testing.T) {
 		{name: "bad variable", args: []string{"-v", "9X=1", "job.sh"}, code: ExitUsage, stderr: "is not a variable name"},
 		{name: "every bad option at once", args: []string{"-l", "ngpus=x", "-p", "5000", "-N", "ok", "-j", "zz", "job.sh"}, code: ExitUsage,
 			stderr: "qsub: invalid value \"ngpus=x\" for flag -l: bad resource ngpus=x: want a whole number of at least 0\n" +
-				"invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
+				"invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (default 0)\n" +
 				"invalid value \"zz\" for flag -j: \"zz\": want oe, eo or n\n"},
 		{name: "every bad directive at once", args: []string{"job.sh"}, code: ExitFailure,
 			files: map[string]string{"job.sh": "#!/bin/sh\n#PBS -l ngpus=x -p 5000\n#PBS -N ok\n#PBS -X\nrun\n"},
 			stderr: "qsub: job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"ngpus=x\" for flag -l: bad resource ngpus=x: want a whole number of at least 0\n" +
-				"job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (0 is the share's default)\n" +
+				"job.sh line 2: #PBS -l ngpus=x -p 5000: invalid value \"5000\" for flag -p: \"5000\": want a priority from -1024 to 1023 (default 0)\n" +
 				"job.sh line 4: #PBS -X: -X (X11 forwarding) is not supported\n"},
 		{name: "X11", args: []string{"-X", "job.sh"}, code: ExitUsage, stderr: "-X (X11 forwarding) is not supported"},
 		{name: "interactive array", args: []string{"-I", "-J", "1-3"}, code: ExitUsage, stderr: "-I and -J: an interactive job cannot be an array job"},
@@ -378,6 +409,11 @@ func TestQsubErrors(t *testing.T) {
 		{name: "controller refuses", args: []string{"job.sh"}, code: ExitFailure, stderr: "qsub: unknown share \"nope\"\n",
 			reply: func(api.Request) (*api.Response, error) {
 				return refuse(&api.Response{Error: &api.Error{Code: api.CodeBadRequest, Message: `unknown share "nope"`}})
+			}},
+		{name: "never runs", args: []string{"-l", "ngpus=99", "job.sh"}, code: ExitResourceLimit,
+			stderr: "qsub: Job violates queue and/or server resource limits (select=1:ngpus=99: partition gpu has no node that large)\n",
+			reply: func(api.Request) (*api.Response, error) {
+				return refuse(&api.Response{Error: &api.Error{Code: api.CodeResourceLimit, Message: "Job violates queue and/or server resource limits (select=1:ngpus=99: partition gpu has no node that large)"}})
 			}},
 		{name: "controller away", args: []string{"job.sh"}, code: ExitFailure, stderr: "qsub: cannot reach sharqctld",
 			reply: func(api.Request) (*api.Response, error) { return nil, errors.New("cannot reach sharqctld at /x") }},

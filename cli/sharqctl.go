@@ -188,7 +188,7 @@ Example:
 			UsageText: "sharqctl job priority ID N | sharqctl job hold|release ID...",
 			Subcommands: []*ucli.Command{
 				{
-					Name: "priority", Usage: "set a job's priority within its share (0 to 9999)", UsageText: "sharqctl job priority ID N",
+					Name: "priority", Usage: "set a job's sharq priority (0 to 9999): it comes before PBS's -p in its share's order, and a higher one may preempt (in_share_preemption)", UsageText: "sharqctl job priority ID N",
 					Description: "Example:\n   sharqctl job priority 123 9000",
 					Action: func(c *ucli.Context) error {
 						if c.NArg() != 2 {

@@ -53,8 +53,13 @@ type table struct {
 	// widths are used, and output is stable for scripts.
 	Fit   bool
 	Color bool
-	// After, when set, is printed after each row (qstat -n's node line).
-	After []string
+	// After, when set, is printed after each row (qstat -n's node line),
+	// or at the end of the row's own line with Inline (qstat -1).
+	After  []string
+	Inline bool
+	// Wide never cuts a value short: a column is as wide as its widest
+	// value, and never narrower than its fixed width (qstat -w).
+	Wide bool
 }
 
 func width(s string) int { return utf8.RuneCountInString(s) }
@@ -62,9 +67,12 @@ func width(s string) int { return utf8.RuneCountInString(s) }
 func (t *table) widths() []int {
 	w := make([]int, len(t.Cols))
 	for i, c := range t.Cols {
-		if !t.Fit {
+		if !t.Fit && !t.Wide {
 			w[i] = c.Width
 			continue
+		}
+		if t.Wide && !t.Fit {
+			w[i] = c.Width
 		}
 		for _, h := range c.Head {
 			w[i] = max(w[i], width(h))
@@ -100,6 +108,9 @@ func (t *table) render(out io.Writer) error {
 	for i, r := range t.Rows {
 		b = t.line(b, w, r, "", true)
 		if i < len(t.After) && t.After[i] != "" {
+			if t.Inline {
+				b = append(b[:len(b)-1], ' ')
+			}
 			b = append(b, t.After[i]...)
 			b = append(b, '\n')
 		}
@@ -115,7 +126,7 @@ func (t *table) line(b []byte, w []int, row []cell, rowStyle string, trunc bool)
 	for i, c := range t.Cols {
 		text := printable(row[i].Text)
 		tw := width(text)
-		if trunc && !t.Fit && c.Trunc && tw > w[i] {
+		if trunc && !t.Fit && !t.Wide && c.Trunc && tw > w[i] {
 			r := []rune(text)
 			text = string(r[:max(w[i]-1, 0)]) + "*"
 			tw = w[i]

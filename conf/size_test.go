@@ -38,6 +38,15 @@ func TestParseSize(t *testing.T) {
 		{"8388607tb", 8388607 << 40},
 		{"8191pb", 8191 << 50},
 		{"9223372036854775807", math.MaxInt64},
+		{"1.5gb", 3 << 29},
+		{"2.0gb", 2 << 30},
+		{"2.000000000000000000gb", 2 << 30},
+		{"0.5", 1},
+		{"0.1kb", 103},
+		{"1.25MiB", 5 << 18},
+		{" 1.5 tb ", 3 << 39},
+		{"0.000000000000000001pb", 1},
+		{"8191.5pb", 8191<<50 + 1<<49},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -51,13 +60,19 @@ func TestParseSize(t *testing.T) {
 
 func TestParseSizeErrors(t *testing.T) {
 	tests := []struct{ in, why string }{
-		{"", "want a whole number"},
-		{"gb", "want a whole number"},
-		{"lots", "want a whole number"},
-		{"-1", "want a whole number"},
-		{"-1gb", "want a whole number"},
-		{"+1gb", "want a whole number"},
-		{"1.5gb", `unknown unit ".5gb"`},
+		{"", "want a number"},
+		{"gb", "want a number"},
+		{"lots", "want a number"},
+		{"-1", "want a number"},
+		{"-1gb", "want a number"},
+		{"+1gb", "want a number"},
+		{".5gb", "want a number"},
+		{"2.gb", `unknown unit ".gb"`},
+		{"1.5.5gb", `unknown unit ".5gb"`},
+		{"1,5gb", `unknown unit ",5gb"`},
+		{"1.0000000000000000001gb", "at most 18 decimals"},
+		{"1e3gb", `unknown unit "e3gb"`},
+		{"8191.999999999999999999pb", "too large"},
 		{"1 parsec", `unknown unit "parsec"`},
 		{"1eb", `unknown unit "eb"`},
 		{"1gbb", `unknown unit "gbb"`},
@@ -130,6 +145,42 @@ func FuzzParseSize(f *testing.F) {
 		}
 		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
 			t.Fatalf("FormatSize round trip of %d: %d, %v", n, back, err)
+		}
+	})
+}
+
+// FuzzParseSizeFraction: a size with a decimal fraction parses to no less
+// than its whole part and at most a unit more (FuzzParseSize checks the
+// rest).
+func FuzzParseSizeFraction(f *testing.F) {
+	for _, s := range []string{"64gb", "1.5gb", "2.0gb", "0.000000000000000001pb", "8191.5pb", "1.", ".5", "9223372036854775807", "1.9999999999999999999kb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize(s)
+		if err != nil {
+			if !errors.Is(err, ErrSize) {
+				t.Fatalf("ParseSize(%q): %v does not wrap ErrSize", s, err)
+			}
+			return
+		}
+		if n < 0 {
+			t.Fatalf("ParseSize(%q) = %d", s, n)
+		}
+		if back, err := ParseSize(FormatSize(n)); err != nil || back != n {
+			t.Fatalf("ParseSize(FormatSize(%d)) = %d, %v", n, back, err)
+		}
+		if whole, frac, ok := strings.Cut(strings.TrimSpace(s), "."); ok && frac != "" {
+			i := strings.IndexFunc(frac, func(r rune) bool { return r < '0' || r > '9' })
+			unit := "b"
+			if i >= 0 {
+				unit = frac[i:]
+			}
+			w, err := ParseSize(whole + unit)
+			u, _ := ParseSize("1" + unit)
+			if err == nil && (n < w || n-w > u) {
+				t.Fatalf("ParseSize(%q) = %d, outside [%d, %d]", s, n, w, w+u)
+			}
 		}
 	})
 }

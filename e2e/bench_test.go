@@ -11,10 +11,10 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 )
 
-// jobRecord reads a job's full record (qstat -f -F json).
+// jobRecord reads a job's full record (qstat -f -F sharq-json).
 func (c *cluster) jobRecord(id string) api.Job {
 	c.t.Helper()
-	out, errOut, err := c.runAs(0, "qstat", "-f", "-F", "json", "-x", id)
+	out, errOut, err := c.runAs(0, "qstat", "-f", "-F", "sharq-json", "-x", id)
 	must(c.t, err)
 	var doc struct {
 		Jobs map[string]api.Job `json:"Jobs"`

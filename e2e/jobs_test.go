@@ -108,7 +108,7 @@ users = ["bob"]
 		{"share not allowed", alice, []string{"qsub", "-q", "private", "--", "true"}, "may not submit"},
 		{"root submits", 0, []string{"qsub", "-q", "a", "--", "true"}, "root"},
 		{"other user releases", bob, []string{"qrls", id}, "Unauthorized"},
-		{"priority above default", alice, []string{"qalter", "-p", "500", id}, "only admins"},
+		{"priority above default", alice, []string{"sharqctl", "job", "priority", id, "500"}, "only admins"},
 		{"user reconfigures", alice, []string{"sharqctl", "reconfigure"}, "only admins"},
 	}
 	for _, tc := range cases {

@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"os/user"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,12 +134,13 @@ func TestDependenciesHoldsAndBeginTime(t *testing.T) {
 	if _, errOut, err := c.runAs(alice, "qalter", "-W", "depend=afterok:"+b, a); err == nil || !strings.Contains(errOut, "cycle") {
 		t.Fatalf("cycle accepted: %v %s", err, errOut)
 	}
-	// PBS's -512 is half way down from the share's default, 100.
+	// PBS's -p is the job's PBS priority, in the user's numbers; the sharq
+	// priority (the right to preempt) stays the share's default, 100.
 	if _, errOut, err := c.runAs(alice, "qalter", "-p", "-512", "-N", "renamed", a); err != nil {
 		t.Fatalf("qalter: %v %s", err, errOut)
 	}
-	if p, n := c.field(a, "Priority"), c.field(a, "Job_Name"); p != "50" || n != "renamed" {
-		t.Fatalf("after qalter priority %q name %q", p, n)
+	if p, sp, n := c.field(a, "Priority"), c.field(a, "sharq_priority"), c.field(a, "Job_Name"); p != "-512" || sp != "100" || n != "renamed" {
+		t.Fatalf("after qalter Priority %q sharq_priority %q name %q", p, sp, n)
 	}
 	// An admin hold is not the user's to release.
 	if _, errOut, err := c.runAs(0, "qhold", b); err != nil {
@@ -156,5 +162,105 @@ func TestBlockingQsub(t *testing.T) {
 	}
 	if code != 7 || !strings.HasSuffix(strings.TrimSpace(out), ".e2e") {
 		t.Fatalf("qsub -W block=true: exit %d (%v) out %q", code, err, out)
+	}
+}
+
+// TestPBSClientForms drives jobs from submission to their end with the
+// command lines PBS clients use, and reads sharq's answers with those
+// clients' own rules.
+func TestPBSClientForms(t *testing.T) {
+	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares})
+	c.script("ok.sh", "#PBS -p 1\nsleep 3\n")
+	c.script("bad.sh", "exit 3\n")
+	exit := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("not an exit status: %v", err)
+		}
+		return 0
+	}
+
+	// Cromwell writes memory as a float; #PBS -p 1 needs no admin.
+	ok := c.qsub("-q", "b", "-l", "ngpus=1,mem=1.5gb", "ok.sh")
+	bad := c.qsub("-q", "b", "-l", "mem=2.0gb", "bad.sh")
+	// A job no node could ever run is refused, as PBS's qsub does.
+	if _, errOut, err := c.runAs(alice, "qsub", "-q", "b", "-l", "ngpus=99", "ok.sh"); exit(err) != 188 ||
+		!strings.HasPrefix(errOut, "qsub: Job violates queue and/or server resource limits") {
+		t.Fatalf("qsub -l ngpus=99: exit %d, %q", exit(err), errOut)
+	}
+
+	// JupyterHub batchspawner 1.3 (batchspawner.py, PBSSpawner):
+	// qstat -fx ID, state_exechost_re = r'exec_host = ([\w_-]+)/'.
+	c.waitState(ok, "R", time.Minute)
+	out, errOut, err := c.runAs(alice, "qstat", "-fx", ok)
+	if m := regexp.MustCompile(`exec_host = ([\w_-]+)/`).FindStringSubmatch(out); err != nil || m == nil || m[1] != "n1" {
+		t.Fatalf("qstat -fx %s: %v %s\n%s", ok, err, errOut, out)
+	}
+	if p, sp := c.field(ok, "Priority"), c.field(ok, "sharq_priority"); p != "1" || sp != "100" {
+		t.Errorf("Priority %q sharq_priority %q, want 1 and the share's default 100", p, sp)
+	}
+	if m := c.field(ok, "Resource_List.mem"); m != "1536mb" {
+		t.Errorf("Resource_List.mem %q, want 1536mb", m)
+	}
+	// Parsl (parsl/providers/pbspro/pbspro.py): qstat -f -F json, then
+	// json.loads(...)["Jobs"][id]["job_state"].
+	out, errOut, err = c.runAs(alice, "qstat", "-f", "-F", "json", ok)
+	var doc struct {
+		Jobs map[string]struct {
+			State string `json:"job_state"`
+			Queue string `json:"queue"`
+		}
+	}
+	if err != nil || json.Unmarshal([]byte(out), &doc) != nil || doc.Jobs[ok].State != "R" || doc.Jobs[ok].Queue != "b" {
+		t.Fatalf("qstat -f -F json %s: %v %s\n%s", ok, err, errOut, out)
+	}
+	// Nextflow: qstat -f QUEUE takes the share as a destination.
+	if out, errOut, err := c.runAs(alice, "qstat", "-f", "b"); err != nil || !strings.Contains(out, "Job Id: "+ok) {
+		t.Fatalf("qstat -f b: %v %s\n%s", err, errOut, out)
+	}
+
+	// qselect prints ids for scripts; pbsnodes shows the node as PBS does.
+	owner, err := user.LookupId(strconv.Itoa(alice))
+	must(t, err)
+	if out, errOut, err := c.runAs(alice, "qselect", "-q", "b", "-s", "R", "-u", owner.Username); err != nil || !strings.Contains(out, ok+"\n") {
+		t.Errorf("qselect -q b -s R -u %s: %v %s\n%s", owner.Username, err, errOut, out)
+	}
+	out, errOut, err = c.runAs(alice, "pbsnodes", "-a", "-F", "json")
+	var nodes struct {
+		Nodes map[string]struct {
+			State     string         `json:"state"`
+			Jobs      string         `json:"jobs"`
+			Available map[string]any `json:"resources_available"`
+		} `json:"nodes"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &nodes) != nil || nodes.Nodes["n1"].State != "free" ||
+		nodes.Nodes["n1"].Available["ngpus"] != float64(8) || !strings.Contains(nodes.Nodes["n1"].Jobs, ok+"/0") {
+		t.Errorf("pbsnodes -a -F json: %v %s\n%s", err, errOut, out)
+	}
+	if out, errOut, err := c.runAs(alice, "pbsnodes", "-l"); err != nil || out != "" {
+		t.Errorf("pbsnodes -l with every node up: %v %s\n%q", err, errOut, out)
+	}
+
+	c.waitState(ok, "F", time.Minute)
+	c.waitState(bad, "F", time.Minute)
+	if out, errOut, err := c.runAs(alice, "qselect", "-x", "-sF", "-N", "bad.sh"); err != nil || out != bad+"\n" {
+		t.Errorf("qselect -x -s F -N bad.sh: %v %s\n%q", err, errOut, out)
+	}
+	// Cromwell checks qstat ID's exit status: 35 for a finished job, 153
+	// for an unknown one (OpenPBS's).
+	if _, errOut, err := c.runAs(alice, "qstat", bad); exit(err) != 35 ||
+		errOut != "qstat: "+bad+" Job has finished, use -x or -H to obtain historical job information\n" {
+		t.Errorf("qstat %s (finished): exit %d, %q", bad, exit(err), errOut)
+	}
+	if _, errOut, err := c.runAs(alice, "qstat", "999999"); exit(err) != 153 || errOut != "qstat: Unknown Job Id 999999\n" {
+		t.Errorf("qstat 999999: exit %d, %q", exit(err), errOut)
+	}
+	// Snakemake status scripts: qstat -xf ID, job_state and Exit_status.
+	out, _, err = c.runAs(alice, "qstat", "-xf", bad)
+	if err != nil || !strings.Contains(out, "    job_state = F\n") || !strings.Contains(out, "    Exit_status = 3\n") {
+		t.Errorf("qstat -xf %s: %v\n%s", bad, err, out)
 	}
 }

@@ -57,13 +57,21 @@ func TestInSharePreemption(t *testing.T) {
 	c := newCluster(t, spec{nodes: []string{"n1"}, shares: openShares, grace: "20s"})
 	c.script("train.sh", checkpointScript)
 	c.script("urgent.sh", "echo urgent\n")
+	// PBS's -p orders jobs and never makes one preemptible: the owner
+	// lowers its sharq priority (the share's default, 100) for that.
 	low := c.qsub("-q", "b", "-N", "low", "-p", "-900", "-l", "ngpus=4", "train.sh")
 	c.waitState(low, "R", time.Minute)
+	if _, errOut, err := c.runAs(alice, "sharqctl", "job", "priority", low, "10"); err != nil {
+		t.Fatalf("lowering %s: %v %s", low, err, errOut)
+	}
 	out := "low.o" + strings.TrimSuffix(low, ".e2e")
 	c.eventually(time.Minute, func() (bool, string) { s := c.readFile(out); return strings.Contains(s, "first run"), s })
 	// Another job of the same priority must not preempt it ...
-	same := c.qsub("-q", "b", "-N", "same", "-p", "-900", "-l", "ngpus=4", "train.sh")
+	same := c.qsub("-q", "b", "-N", "same", "-p", "900", "-l", "ngpus=4", "train.sh")
 	c.waitState(same, "R", time.Minute) // it borrows the 4 idle GPUs of share a
+	if _, errOut, err := c.runAs(alice, "sharqctl", "job", "priority", same, "10"); err != nil {
+		t.Fatalf("lowering %s: %v %s", same, err, errOut)
+	}
 	// ... a higher-priority job of the share does. The share is over its
 	// quota (8 > 4), so it cannot reclaim across shares: in-share
 	// preemption takes the most recently started lower-priority job.

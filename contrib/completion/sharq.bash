@@ -1,4 +1,5 @@
-# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec and sharqctl.
+# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes and
+# sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -54,11 +55,11 @@ _sharq_qstat() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     case $prev in
         -u) COMPREPLY=($(compgen -u -- "$cur")); return ;;
-        -F) COMPREPLY=($(compgen -W "json" -- "$cur")); return ;;
-        --since) return ;;
+        -F) COMPREPLY=($(compgen -W "json dsv sharq-json" -- "$cur")); return ;;
+        -D|--since) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-a -f -F -x --since -u -n -t -Q --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-a -i -r -H -T -f -F -D -x --since -u -n -s -1 -w -G -M -J -p -t -Q -B --help" -- "$cur"))
         return
     fi
     local w
@@ -68,7 +69,8 @@ _sharq_qstat() {
             return
         fi
     done
-    COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+    # A job id or a destination (a share).
+    COMPREPLY=($(compgen -W "$(_sharq_jobs) $(_sharq_shares)" -- "$cur"))
 }
 
 # qdel, qhold, qrls: job ids.
@@ -115,6 +117,38 @@ _sharq_qexec() {
         return
     fi
     COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+}
+
+_sharq_qselect() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -u) COMPREPLY=($(compgen -u -- "$cur")); return ;;
+        -q) COMPREPLY=($(compgen -W "$(_sharq_shares)" -- "$cur")); return ;;
+        -s) COMPREPLY=($(compgen -W "Q H W R E B F" -- "$cur")); return ;;
+        -N) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-u -s -q -N -x -J -t --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_shares)" -- "$cur"))
+}
+
+_sharq_pbsnodes() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -F) COMPREPLY=($(compgen -W "json dsv" -- "$cur")); return ;;
+        -D) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-a -v -l -F -D -o -r --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur"))
 }
 
 _sharq_sharqctl() {
@@ -180,4 +214,6 @@ complete -F _sharq_qstat qstat
 complete -F _sharq_ids qdel qhold qrls
 complete -F _sharq_qalter qalter
 complete -F _sharq_qexec qexec
+complete -F _sharq_qselect qselect
+complete -F _sharq_pbsnodes pbsnodes
 complete -F _sharq_sharqctl sharqctl

@@ -133,12 +133,15 @@ step "1. Team vision borrows the idle GPUs of team nlp"
 say "vision's quota is 4 GPUs. It starts train-a on 4 GPUs, then train-b on 3" \
     "more: nlp's idle GPUs, which nlp lends. infra's GPU is RESERVE: never lent." \
     "train.sh saves a checkpoint on SIGTERM and resumes from it when restarted." \
-    "Both run at a low priority: qsub -p -512, on PBS's scale (-1024..1023;" \
-    "0, the default, is the share's default priority)."
-submit -q vision -N train-a -p -512 -l ngpus=4 train.sh; A=$JOB; JOBS+=("$A")
+    "Their owner lowers both to sharq priority 10 (the share's default is 100)," \
+    "so that an urgent job of the team may preempt them later. (PBS's qsub -p" \
+    "only orders a share's queue; it never lets a job preempt another.)"
+submit -q vision -N train-a -l ngpus=4 train.sh; A=$JOB; JOBS+=("$A")
 wait_state "$A" R
-submit -q vision -N train-b -p -512 -l ngpus=3 train.sh; B2=$JOB; JOBS+=("$B2")
+submit -q vision -N train-b -l ngpus=3 train.sh; B2=$JOB; JOBS+=("$B2")
 wait_state "$B2" R
+user sharqctl job priority "$A" 10
+user sharqctl job priority "$B2" 10
 wait_output "$(out train-b "$B2")" "run 0"
 sleep 5
 show qstat -Q
@@ -166,10 +169,10 @@ user cat "$(out train-b "$B2")"
 show qstat -Q
 
 step "4. An urgent job of team vision: in-share preemption"
-say "vision submits an urgent 3-GPU job at the default priority (-p 0). vision" \
+say "vision submits an urgent 3-GPU job at the share's default priority. vision" \
     "already uses more than its quota, so it may not take GPUs from other teams;" \
     "but its share has in_share_preemption: sharq preempts one of vision's own" \
-    "lower-priority jobs instead. Both are at -512; train-b was preempted once" \
+    "lower-priority jobs instead. Both are at 10; train-b was preempted once" \
     "already and train-a never, so train-a goes: sharq spreads preemptions."
 submit -q vision -N urgent -l ngpus=3 -v SECONDS_TO_RUN=10 short.sh; U=$JOB; JOBS+=("$U")
 wait_state "$U" R

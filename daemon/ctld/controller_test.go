@@ -415,13 +415,15 @@ func TestNVMLInventoryWins(t *testing.T) {
 	if len(nodes) != 1 || nodes[0].GPUs != 4 || len(nodes[0].Problems) == 0 {
 		t.Fatalf("node with 4 of 8 GPUs: %+v", nodes)
 	}
-	big := tc.submit("b", 8, nil)
+	// The node as NVML found it decides: an 8-GPU job could never run, and
+	// is refused at submission.
+	if _, e := tc.trySubmit(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 8}}}); e == nil || e.Code != api.CodeResourceLimit {
+		t.Fatalf("8-GPU job on a 4-GPU node: %v, want %s", e, api.CodeResourceLimit)
+	}
 	small := tc.submit("b", 4, nil)
 	if st := n.expect(api.MsgStart).Start; st.Job.ID != small {
 		t.Fatalf("started %s, want %s", st.Job.ID, small)
-	}
-	if j := tc.job(big); j.State != api.StateHeld || j.Reason != "RequestExceedsLimits" {
-		t.Fatalf("8-GPU job on a 4-GPU node: %s %q", j.State, j.Reason)
 	}
 }
 

@@ -58,7 +58,7 @@ func TestQstatShowsEstimate(t *testing.T) {
 
 	full, _ := tc.qstatAs(nil, "-f", big)
 	want := "    estimated.start_time = " + j.Estimated.StartTime.UTC().Format("Mon Jan _2 15:04:05 2006") + "\n"
-	if !strings.Contains(full, "    estimated.exec_vnode = (n2:ngpus=2)\n") || !strings.Contains(full, want) {
+	if !strings.Contains(full, "    estimated.exec_vnode = (n2:ncpus=1:ngpus=2)\n") || !strings.Contains(full, want) {
 		t.Errorf("qstat -f lacks the estimate (want %q):\n%s", want, full)
 	}
 	if other, _ := tc.qstatAs(nil, "-f", long); strings.Contains(other, "estimated.") {
@@ -75,7 +75,7 @@ func TestQstatShowsEstimate(t *testing.T) {
 		}
 	}
 
-	raw, _ := tc.qstatAs(nil, "-f", "-F", "json", big)
+	raw, _ := tc.qstatAs(nil, "-f", "-F", "sharq-json", big)
 	var doc struct {
 		Jobs map[string]struct {
 			Estimated *api.Estimated `json:"estimated"`

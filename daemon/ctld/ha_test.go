@@ -46,7 +46,7 @@ func TestHAFailover(t *testing.T) {
 	run := start.Start.Run
 	n1.report(running, run, "running", 0)
 	a1Runs := a.waitState(running, api.StateRunning).Runs
-	queued := a.submit("a", 8, nil)
+	queued := a.submit("a", 4, nil) // beyond a's quota with the running one: it waits
 	queuedState := a.job(queued).State
 
 	// b campaigns and waits.

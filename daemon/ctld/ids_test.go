@@ -123,7 +123,7 @@ func FuzzRequest(f *testing.F) {
 	}
 	tc := newTestCluster(f, []string{"n1:8"}, twoShares)
 	canary := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "canary", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 9}}}) // never fits: stays
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}, Hold: "u"}}) // held by alice: stays
 	tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-99"}})
 	ctl := tc.ctl

@@ -73,6 +73,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		Share:         j.Share,
 		User:          j.Owner.User,
 		Priority:      j.Priority,
+		Order:         j.PBSPriority,
 		Seq:           j.Seq,
 		Submit:        j.SubmitTime,
 		Nodes:         max(j.Resources.Nodes, 1),

@@ -4,32 +4,30 @@ import (
 	"fmt"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
-// pbsPriority maps a PBS priority (qsub -p, qalter -p: api.MinPBSPriority
-// to api.MaxPBSPriority, 0 meaning "as every other job") onto sharq's scale
-// (0..maxPriority) around a share's priority_default: 0 is the default,
-// -1024..-1 spread evenly below it down to 0, 1..1023 above it up to
-// maxPriority. The map keeps order (a higher PBS priority never lands below
-// a lower one), and ±1 always lands strictly above or below the default,
-// unless the default is already at the end of the scale.
-func pbsPriority(p, def int) (int, error) {
+// A job has two priorities. Its PBS priority (qsub -p, qalter -p:
+// api.MinPBSPriority..api.MaxPBSPriority, 0 by default) is PBS's: any user
+// sets it, and it orders the share's jobs of equal sharq priority. Its
+// sharq priority (0..maxPriority, the share's priority_default unless an
+// admin sets another with sharqctl job priority) comes first in the
+// share's order and alone decides in-share preemption, so the right to
+// preempt teammates is the admin's to grant (a user may only lower it).
+
+// checkPBSPriority refuses a PBS priority outside PBS's range, in the
+// user's own numbers.
+func checkPBSPriority(p int) error {
 	if p < api.MinPBSPriority || p > api.MaxPBSPriority {
-		return 0, fmt.Errorf("priority %d is outside PBS's %d..%d", p, api.MinPBSPriority, api.MaxPBSPriority)
+		//lint:ignore ST1005 PBS's attribute name, as qstat -f shows it
+		return fmt.Errorf("Priority %d is outside PBS's %d..%d", p, api.MinPBSPriority, api.MaxPBSPriority)
 	}
-	switch {
-	case p < 0:
-		// floor(p*def/1024), so that -1 is below the default.
-		n := p * def
-		q := n / -api.MinPBSPriority
-		if n%-api.MinPBSPriority != 0 {
-			q--
-		}
-		return max(def+q, 0), nil
-	case p > 0:
-		// ceil(p*(max-def)/1023), so that 1 is above the default.
-		room := maxPriority - def
-		return min(def+(p*room+api.MaxPBSPriority-1)/api.MaxPBSPriority, maxPriority), nil
-	}
-	return def, nil
+	return nil
+}
+
+// aboveDefault words the refusal of a sharq priority above the share's
+// priority_default to a user who is not an admin.
+func aboveDefault(p int, sh *conf.Share) string {
+	return fmt.Sprintf("sharq priority %d is above share %q's priority_default %d: only admins may raise a job above it (qsub -p and qalter -p, PBS's -1024..1023, need no admin)",
+		p, sh.Name, sh.PriorityDefault)
 }

@@ -89,7 +89,7 @@ func TestQstatListsHistory(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			aliceNew := tc.submitAs(alice, "a", 16) // more than the cluster has: it waits
+			aliceNew := tc.submitHoldAs(alice, "a", 1, "u") // held: it waits
 			cases := []struct {
 				name  string
 				who   *Identity
@@ -119,12 +119,12 @@ func TestQstatListsHistory(t *testing.T) {
 			}
 			// -x -f: the full record from the history.
 			out, _ = tc.qstatAs(&bob, "-x", "-f", "-F", "json")
-			var doc struct{ Jobs map[string]api.Job }
+			var doc struct{ Jobs map[string]map[string]any }
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {
 				t.Fatalf("qstat -x -f -F json: %v\n%s", err, out)
 			}
 			j, ok := doc.Jobs[bobOld]
-			if !ok || j.State != api.StateFinished || j.ExitStatus == nil || *j.ExitStatus != 3 || j.Owner.User != "bob" {
+			if owner, _ := j["Job_Owner"].(string); !ok || j["job_state"] != "F" || j["Exit_status"] != float64(3) || !strings.HasPrefix(owner, "bob") {
 				t.Fatalf("bob's job from the history: %+v (%v)", j, ok)
 			}
 			if _, ok := doc.Jobs[aliceOld]; ok {

@@ -19,7 +19,8 @@ func TestPanicInRequestRebuildsFromSpool(t *testing.T) {
 	running := tc.submit("a", 1, nil)
 	n.expect(api.MsgStart)
 	n.report(running, 0, "running", 0)
-	pending := tc.submit("a", 9, nil) // never fits
+	pending := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, Hold: "u"}}) // stays pending
 	err := tc.ctl.do(context.Background(), func() {
 		tc.ctl.jobs[pending].Name = "half-applied"
 		panic("a bug in a request handler")

@@ -15,7 +15,7 @@ import (
 func TestOtherUsersSecretsHidden(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Script: "#!/bin/sh\necho $TOKEN\n", Shell: "/bin/sh",
-		WorkDir: "/tmp", Env: map[string]string{"TOKEN": "s3cret"}, Resources: api.Resources{GPUsPerNode: 9}}})
+		WorkDir: "/tmp", Env: map[string]string{"TOKEN": "s3cret"}, Resources: api.Resources{GPUsPerNode: 1}, Hold: "u"}})
 	root := Identity{UID: 0, User: "root"}
 	forms := []struct {
 		name string

@@ -25,8 +25,20 @@ var bob = Identity{UID: 1001, GID: 1001, User: "bob"}
 
 func (tc *testCluster) submitAs(who Identity, share string, gpus int) string {
 	tc.t.Helper()
+	return tc.submitHoldAs(who, share, gpus, "")
+}
+
+// submitHeld submits a job held by its owner (qsub -h), as alice: a job
+// that stays pending.
+func (tc *testCluster) submitHeld(share string, gpus int) string {
+	tc.t.Helper()
+	return tc.submitHoldAs(Identity{UID: 1000, GID: 1000, User: "alice"}, share, gpus, "u")
+}
+
+func (tc *testCluster) submitHoldAs(who Identity, share string, gpus int, hold string) string {
+	tc.t.Helper()
 	spec := &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}}}
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold}}
 	var id string
 	var e *api.Error
 	if err := tc.ctl.do(context.Background(), func() { id, e = tc.ctl.submit(who, spec) }); err != nil || e != nil {

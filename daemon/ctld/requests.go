@@ -271,20 +271,15 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	if pendingOnly && j.running() {
 		return &api.Error{Code: api.CodeInvalidState, Message: "only the priority of a running job can change: " + j.ID, ID: j.ID}
 	}
-	prio := j.Priority
+	prio, order := j.Priority, j.PBSPriority
 	if a.PBSPriority != nil {
 		if a.Priority != nil {
 			return bad("alter: priority given on both scales")
 		}
-		def := 0
-		if sh := c.cfg.Share(j.Share); sh != nil {
-			def = sh.PriorityDefault
-		}
-		p, err := pbsPriority(*a.PBSPriority, def)
-		if err != nil {
+		if err := checkPBSPriority(*a.PBSPriority); err != nil {
 			return bad(err.Error())
 		}
-		prio = p
+		order = *a.PBSPriority
 	} else if a.Priority != nil {
 		prio = *a.Priority
 		if prio < 0 || prio > maxPriority {
@@ -292,7 +287,7 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		}
 	}
 	if sh := c.cfg.Share(j.Share); prio != j.Priority && !admin && sh != nil && prio > sh.PriorityDefault && prio > j.Priority {
-		return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf("priority %d is above queue %s's default %d; only admins may raise a job above it", prio, sh.Name, sh.PriorityDefault), ID: j.ID}
+		return &api.Error{Code: api.CodePermission, Message: aboveDefault(prio, sh), ID: j.ID}
 	}
 	walltime := j.Resources.Walltime
 	if a.Walltime != nil {
@@ -341,9 +336,9 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	var ev sched.Event
 	switch {
 	case a.Deps != nil || a.NotBefore != nil || a.Walltime != nil:
-		ev = sched.JobAltered{ID: sched.JobID(j.ID), Priority: prio, NotBefore: nb, Deps: sdeps, Walltime: walltime}
-	case prio != j.Priority:
-		ev = sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: prio}
+		ev = sched.JobAltered{ID: sched.JobID(j.ID), Priority: prio, Order: order, NotBefore: nb, Deps: sdeps, Walltime: walltime}
+	case prio != j.Priority || order != j.PBSPriority:
+		ev = sched.PriorityChanged{ID: sched.JobID(j.ID), Priority: prio, Order: order}
 	}
 	if ev != nil {
 		if err := c.core.Apply(ev); err != nil {
@@ -354,12 +349,15 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 	// 3. The record.
 	now := c.now()
 	if prio != j.Priority {
-		j.history(now, fmt.Sprintf("priority set to %d by %s", prio, id.User))
+		j.history(now, fmt.Sprintf("sharq priority set to %d by %s", prio, id.User))
+	}
+	if order != j.PBSPriority {
+		j.history(now, fmt.Sprintf("Priority set to %d by %s", order, id.User))
 	}
 	if a.Deps != nil || a.NotBefore != nil {
 		j.history(now, "dependencies or start time changed by "+id.User)
 	}
-	j.Priority, j.Resources.Walltime, j.Name, j.Deps, j.NotBefore = prio, walltime, name, deps, nb
+	j.Priority, j.PBSPriority, j.Resources.Walltime, j.Name, j.Deps, j.NotBefore = prio, order, walltime, name, deps, nb
 	c.markDirty(j.ID)
 	c.needPass = true
 	return nil

@@ -22,7 +22,7 @@ func (tc *testCluster) attachSessionNode(name, addr string) *scriptedNode {
 func TestSessionGrant(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachSessionNode("n1", "0.0.0.0:6821")
-	pending := tc.submit("a", 9, nil) // more than the node has: never starts
+	pending := tc.submitHeld("a", 1) // held: never starts
 	id := tc.submit("a", 1, nil)
 	n.expect(api.MsgStart)
 	n.report(id, 0, api.RunRunning, 0)

@@ -66,6 +66,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if e := c.checkUserBytes(id.UID, id.User, &j.Job); e != nil {
 		return "", e
 	}
+	if e := c.checkCanRun(j); e != nil {
+		return "", e
+	}
 	seq, err := c.allocSeq()
 	if err != nil {
 		return "", &api.Error{Code: api.CodeInternal, Message: "allocate job id: " + err.Error()}
@@ -150,11 +153,10 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	p := c.cfg.Partition(sh.Partition)
 	j.Partition = p.Name
 	if pbsPrio != nil {
-		p, err := pbsPriority(*pbsPrio, sh.PriorityDefault)
-		if err != nil {
+		if err := checkPBSPriority(*pbsPrio); err != nil {
 			return badRequest(err.Error())
 		}
-		j.Priority = p
+		j.PBSPriority = *pbsPrio
 	}
 	if j.Priority < 0 {
 		j.Priority = sh.PriorityDefault
@@ -163,8 +165,7 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 		return badRequest(fmt.Sprintf("priority %d is outside 0..%d", j.Priority, maxPriority))
 	}
 	if j.Priority > sh.PriorityDefault && !c.auth.isAdmin(id) {
-		return &api.Error{Code: api.CodePermission, Message: fmt.Sprintf(
-			"priority %d is above queue %s's default %d; only admins may raise a job above it", j.Priority, sh.Name, sh.PriorityDefault)}
+		return &api.Error{Code: api.CodePermission, Message: aboveDefault(j.Priority, sh)}
 	}
 	r := &j.Resources
 	if r.Nodes == 0 {

@@ -28,8 +28,8 @@ func rawSubmit(t *testing.T, tc *testCluster, id Identity, jobJSON string) *api.
 func TestSubmitIgnoresInternalFields(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	victim := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{GPUsPerNode: 9}, ArrayIndices: "0-3"}})
-	resp := rawSubmit(t, tc, mallory, `{"share":"a","command":["true"],"workdir":"/tmp","resources":{"gpus_per_node":9},
+		Resources: api.Resources{GPUsPerNode: 1}, ArrayIndices: "0-3", Hold: "u"}})
+	resp := rawSubmit(t, tc, mallory, `{"share":"a","command":["true"],"workdir":"/tmp","resources":{"gpus_per_node":1},"hold":"u",
 		"id":"99.t","seq":99,"owner":{"user":"alice","uid":1000},"partition":"other","array_parent":"`+victim+`","array_index":2,
 		"stopping":"deleted","state":"R","runs":7,"preemptions":3,"allocs":[{"node":"n1","gpus":[0]}],"exit_status":0,
 		"history":[{"what":"forged"}],"reason":"forged","used":5}`)
@@ -135,7 +135,7 @@ func TestAlterAllOrNothing(t *testing.T) {
 	n := tc.attachNode("n1")
 	running := tc.submit("a", 1, nil)
 	n.expect(api.MsgStart)
-	pending := tc.submit("a", 9, nil)
+	pending := tc.submit("a", 4, nil) // with the running one, beyond a's quota: it waits
 	ten, bad := 10, "x\ny"
 	wall := 2 * time.Hour // the partition's max_walltime is 1h
 	tests := []struct {

@@ -9,6 +9,14 @@ import (
 
 const maxPriority = 9999
 
+// The range of Job.Order: PBS's job priority.
+const (
+	MinOrder = -1024
+	MaxOrder = 1023
+)
+
+func badOrder(o int) bool { return o < MinOrder || o > MaxOrder }
+
 // MaxWalltime bounds a job's (and a partition's default) walltime, so that
 // expected ends stay far below the core's "never".
 const MaxWalltime = 100 * 365 * 24 * time.Hour
@@ -35,6 +43,8 @@ func checkRequest(jb *Job) error {
 		return fmt.Errorf("%w: job without an id", ErrInvalid)
 	case jb.Priority < 0 || jb.Priority > maxPriority:
 		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, jb.ID, jb.Priority, maxPriority)
+	case badOrder(jb.Order):
+		return fmt.Errorf("%w: job %s: order %d (%d..%d)", ErrInvalid, jb.ID, jb.Order, MinOrder, MaxOrder)
 	case jb.Nodes < 1:
 		return fmt.Errorf("%w: job %s: %d nodes", ErrInvalid, jb.ID, jb.Nodes)
 	case jb.GPUsPerNode < 0 || jb.GPUsPerNode > maxNodeGPUs || jb.CPUsPerNode < 0 || jb.MemPerNode < 0:
@@ -318,20 +328,21 @@ func (s *Scheduler) entries(j *job) []*job {
 	return append(out, s.pendingSubs(j)...)
 }
 
-// reposition changes a pending entry's priority, keeping the queue sorted.
-func (s *Scheduler) reposition(j *job, prio int) {
+// reposition changes a pending entry's priority and order, keeping the
+// queue sorted.
+func (s *Scheduler) reposition(j *job, prio, order int) {
 	if j.nom != nil {
 		s.releaseNom(j.nom)
 	}
-	if j.Priority == prio {
+	if j.Priority == prio && j.Order == order {
 		return
 	}
 	if j.inReady {
 		j.share.q.remove(j)
-		j.Priority = prio
+		j.Priority, j.Order = prio, order
 		j.share.q.insert(j)
 	} else {
-		j.Priority = prio
+		j.Priority, j.Order = prio, order
 	}
 	s.markDirty(j.share)
 }
@@ -344,8 +355,11 @@ func (s *Scheduler) priorityChanged(e PriorityChanged) error {
 	if e.Priority < 0 || e.Priority > maxPriority {
 		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, e.ID, e.Priority, maxPriority)
 	}
+	if badOrder(e.Order) {
+		return fmt.Errorf("%w: job %s: order %d (%d..%d)", ErrInvalid, e.ID, e.Order, MinOrder, MaxOrder)
+	}
 	for _, x := range s.entries(j) {
-		s.reposition(x, e.Priority)
+		s.reposition(x, e.Priority, e.Order)
 	}
 	running := []*job{}
 	if j.holding() {
@@ -353,10 +367,10 @@ func (s *Scheduler) priorityChanged(e PriorityChanged) error {
 	}
 	if j.arr != nil {
 		running = append(running, j.arr.running...)
-		j.Priority = e.Priority
+		j.Priority, j.Order = e.Priority, e.Order
 	}
 	for _, x := range running {
-		x.Priority = e.Priority
+		x.Priority, x.Order = e.Priority, e.Order
 		s.markDirty(x.share)
 	}
 	return nil
@@ -405,6 +419,9 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if e.Priority < 0 || e.Priority > maxPriority {
 		return fmt.Errorf("%w: job %s: priority %d (0..%d)", ErrInvalid, e.ID, e.Priority, maxPriority)
 	}
+	if badOrder(e.Order) {
+		return fmt.Errorf("%w: job %s: order %d (%d..%d)", ErrInvalid, e.ID, e.Order, MinOrder, MaxOrder)
+	}
 	if e.Walltime < 0 || e.Walltime > MaxWalltime {
 		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, e.ID, e.Walltime, MaxWalltime)
 	}
@@ -423,7 +440,7 @@ func (s *Scheduler) jobAltered(e JobAltered) error {
 	if j.nom != nil {
 		s.releaseNom(j.nom)
 	}
-	s.reposition(j, e.Priority)
+	s.reposition(j, e.Priority, e.Order)
 	if !j.NotBefore.Equal(e.NotBefore) {
 		j.NotBefore = e.NotBefore
 		s.setNotBefore(j)

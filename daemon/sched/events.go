@@ -75,10 +75,12 @@ type Requeued struct {
 	NodeLost bool
 }
 
-// PriorityChanged sets a job's priority; it is re-evaluated at the next pass.
+// PriorityChanged sets a job's priority and order (Job.Order); it is
+// re-evaluated at the next pass.
 type PriorityChanged struct {
 	ID       JobID
 	Priority int
+	Order    int
 }
 
 // HoldChanged sets (Set) or clears (!Set) hold bits on a pending job.
@@ -89,11 +91,12 @@ type HoldChanged struct {
 }
 
 // JobAltered replaces what may change on a pending job (qalter): name-level
-// fields are the driver's; the core takes Priority, NotBefore, Deps and
-// Walltime (0: the partition's default).
+// fields are the driver's; the core takes Priority, Order, NotBefore, Deps
+// and Walltime (0: the partition's default).
 type JobAltered struct {
 	ID        JobID
 	Priority  int
+	Order     int
 	NotBefore time.Time
 	Deps      []Dep
 	Walltime  time.Duration

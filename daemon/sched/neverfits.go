@@ -126,3 +126,15 @@ func containsJob(list []*job, j *job) bool {
 	}
 	return false
 }
+
+// NeverFits says why a job like jb could never start as the cluster is now
+// configured (ReasonNeverFits, ReasonQuotaLimit), or ReasonNone; it
+// changes nothing. A driver asks before it submits, to refuse such a job
+// as PBS's qsub does, rather than have it held.
+func (s *Scheduler) NeverFits(jb Job) Reason {
+	sh := s.shareByName[jb.Share]
+	if sh == nil || jb.Nodes < 1 {
+		return ReasonNone
+	}
+	return s.neverFitsNow(&job{Job: jb, share: sh})
+}

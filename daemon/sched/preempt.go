@@ -451,6 +451,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		if x.Priority != y.Priority {
 			return x.Priority < y.Priority
 		}
+		if x.Order != y.Order {
+			return x.Order < y.Order
+		}
 		if x.Preemptions != y.Preemptions {
 			return x.Preemptions < y.Preemptions
 		}

@@ -27,6 +27,7 @@ func (w *world) submit() {
 	j := Job{
 		ID: id, Seq: w.seq, Share: rapid.SampledFrom(w.cfg.Shares).Draw(t, "share").Name,
 		Priority:    rapid.IntRange(0, 3).Draw(t, "prio"),
+		Order:       rapid.IntRange(-1, 1).Draw(t, "order"),
 		Nodes:       rapid.SampledFrom([]int{1, 1, 1, 1, 2, 3}).Draw(t, "jn"),
 		GPUsPerNode: rapid.SampledFrom([]int{1, 1, 2, 2, 3, 4, 6, 8, 9}).Draw(t, "jg"),
 		User:        rapid.SampledFrom(userNames).Draw(t, "user"),
@@ -81,7 +82,11 @@ func (w *world) submit() {
 	if bad {
 		switch rapid.IntRange(0, 8).Draw(t, "badHow") {
 		case 0:
-			j.Priority = maxPriority + 1
+			if rapid.Bool().Draw(t, "badOrder") {
+				j.Order = MaxOrder + 1
+			} else {
+				j.Priority = maxPriority + 1
+			}
 		case 1:
 			j.Share = "nosuch"
 		case 2:
@@ -270,7 +275,7 @@ func (w *world) stepMore(kind string) {
 		}
 		id := rapid.SampledFrom(pend).Draw(t, "aj")
 		info, _ := w.s.Job(id)
-		ev := JobAltered{ID: id, Priority: rapid.IntRange(0, 3).Draw(t, "ap"), NotBefore: info.Job.NotBefore, Deps: info.Job.Deps, Walltime: info.Job.Walltime}
+		ev := JobAltered{ID: id, Priority: rapid.IntRange(0, 3).Draw(t, "ap"), Order: rapid.IntRange(-1, 1).Draw(t, "ao"), NotBefore: info.Job.NotBefore, Deps: info.Job.Deps, Walltime: info.Job.Walltime}
 		if rapid.Bool().Draw(t, "alterBegin") {
 			ev.NotBefore = time.Time{}
 			if rapid.Bool().Draw(t, "alterBeginSet") {
@@ -368,6 +373,9 @@ func (w *world) badEvent() {
 		ev = Exited{ID: pick(w.pendingEntries(), "bej")}
 	case 1:
 		ev = PriorityChanged{ID: any("bpj"), Priority: maxPriority + 1}
+		if rapid.Bool().Draw(t, "bpo") {
+			ev = PriorityChanged{ID: any("bpj"), Order: MinOrder - 1}
+		}
 	case 2:
 		ev = HoldChanged{ID: any("bhj"), Set: true, Bit: rapid.SampledFrom([]Hold{0, 8}).Draw(t, "bbit")}
 	case 3:

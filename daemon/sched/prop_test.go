@@ -257,11 +257,11 @@ func (w *world) step(nodeEvents bool) {
 		}
 	case "prio":
 		if len(w.ids) > 0 {
-			w.apply(PriorityChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "pj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np")})
+			w.apply(PriorityChanged{ID: rapid.SampledFrom(w.ids).Draw(w.t, "pj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np"), Order: rapid.IntRange(-1, 1).Draw(w.t, "no")})
 		}
 	case "priopre":
 		if pre := w.preemptors(); len(pre) > 0 {
-			w.apply(PriorityChanged{ID: rapid.SampledFrom(pre).Draw(w.t, "ppj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np")})
+			w.apply(PriorityChanged{ID: rapid.SampledFrom(pre).Draw(w.t, "ppj"), Priority: rapid.IntRange(0, 3).Draw(w.t, "np"), Order: rapid.IntRange(-1, 1).Draw(w.t, "no")})
 		}
 	case "alterpre":
 		if pre := w.preemptors(); len(pre) > 0 {
@@ -271,7 +271,7 @@ func (w *world) step(nodeEvents bool) {
 			if w.walls {
 				wall = time.Duration(rapid.SampledFrom([]int{0, 1, 10}).Draw(w.t, "newWall")) * time.Second // qalter -l walltime
 			}
-			w.apply(JobAltered{ID: id, Priority: info.Job.Priority, Walltime: wall})
+			w.apply(JobAltered{ID: id, Priority: info.Job.Priority, Order: info.Job.Order, Walltime: wall})
 		}
 	case "hold":
 		if len(w.ids) > 0 {

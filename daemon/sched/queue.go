@@ -3,8 +3,8 @@ package sched
 import "sort"
 
 // queue is a share's queue of jobs that may start, kept sorted by
-// (priority desc, seq asc, pending subjobs before their array's remaining
-// indices, index, id). It is a list of sorted chunks, so that inserting or
+// (priority desc, order desc, seq asc, pending subjobs before their
+// array's remaining indices, index, id). It is a list of sorted chunks, so that inserting or
 // removing one of 100,000 jobs costs a binary search and a short copy.
 type queue struct {
 	chunks [][]*job
@@ -17,6 +17,9 @@ const queueChunk = 256
 func queueLess(a, b *job) bool {
 	if a.Priority != b.Priority {
 		return a.Priority > b.Priority
+	}
+	if a.Order != b.Order {
+		return a.Order > b.Order
 	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq

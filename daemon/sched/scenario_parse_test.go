@@ -218,6 +218,9 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	if j.Nodes, err = scInt(kv, "nodes", 1); err != nil {
 		return j, err
 	}
+	if j.Order, err = scInt(kv, "order", 0); err != nil {
+		return j, err
+	}
 	if j.Priority, err = scInt(kv, "prio", 0); err != nil {
 		return j, err
 	}
@@ -536,7 +539,15 @@ func parseScenario(text string) (*scenario, error) {
 			if e != nil {
 				return nil, fail("bad priority")
 			}
-			st.ev = PriorityChanged{ID: JobID(args[0]), Priority: p}
+			kv, e := scArgs(args[2:])
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			o, e := scInt(kv, "order", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			st.ev = PriorityChanged{ID: JobID(args[0]), Priority: p, Order: o}
 		case "hold", "release":
 			if err = need(2); err != nil {
 				return nil, err
@@ -556,6 +567,9 @@ func parseScenario(text string) (*scenario, error) {
 			}
 			a := JobAltered{ID: JobID(args[0])}
 			if a.Priority, e = scInt(kv, "prio", 0); e != nil {
+				return nil, fail("%v", e)
+			}
+			if a.Order, e = scInt(kv, "order", 0); e != nil {
 				return nil, fail("%v", e)
 			}
 			if b, ok := kv["begin"]; ok {

@@ -182,8 +182,13 @@ type Job struct {
 	Share    string
 	User     string // who submitted it: per-user limits and fair share
 	Priority int    // 0..9999, higher first
-	Seq      uint64 // submission order (the job number); lower is earlier
-	Submit   time.Time
+	// Order is PBS's job priority (qsub -p, -1024..1023, higher first):
+	// among a share's jobs of equal Priority it decides which goes first.
+	// It gives no right to preempt: in-share preemption compares
+	// Priority alone, which only an admin raises above a share's default.
+	Order  int
+	Seq    uint64 // submission order (the job number); lower is earlier
+	Submit time.Time
 
 	// Walltime is the most the job runs once started; 0 = its
 	// partition's DefaultWalltime. Reservations count with it, never with

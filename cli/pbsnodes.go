@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
+)
+
+// ExitUnknownNode: pbsnodes of a node the cluster does not have
+// (PBSE_UNKNODE 15062).
+const ExitUnknownNode = 214
+
+// Pbsnodes shows nodes as PBS's pbsnodes does (pbsnodes -a[v] [-F json|dsv],
+// pbsnodes NODE..., pbsnodes -l) and, for admins, takes them out of service
+// and back (pbsnodes -o NODE..., pbsnodes -r NODE...).
+func Pbsnodes(ctx context.Context, args []string, sys *Sys) int {
+	var (
+		all, vnodes, list, offline, reset bool
+		format, delim                     string
+	)
+	app := newApp(sys, "pbsnodes", "show nodes; take them out of service and back",
+		"pbsnodes -a[v] [-F json|dsv [-D DELIM]]\n"+
+			"pbsnodes [-v] [-F json|dsv] NODE...\n"+
+			"pbsnodes -l\n"+
+			"pbsnodes -o NODE...    (admins: drain, as sharqctl node drain)\n"+
+			"pbsnodes -r NODE...    (admins: back in service, as sharqctl node resume)",
+		`Shows each node with PBS's attribute names: state (free, job-busy, offline,
+down), pcpus, jobs, resources_available.* and resources_assigned.* (ngpus, ncpus,
+mem), and sharq's own: partition, the GPU indices in use (gpus_in_use) and the
+node's problems as its comment. -l lists the nodes that are down or offline. A
+sharq node is one vnode, so -v shows the same as without it.
+
+Examples:
+   pbsnodes -a
+   pbsnodes -a -F json | jq '.nodes[] | .state'
+   pbsnodes -l
+   pbsnodes -o gpu07`)
+	app.Flags = []ucli.Flag{
+		&ucli.BoolFlag{Name: "a", Usage: "every node", Destination: &all, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "v", Usage: "vnodes (a sharq node is one vnode)", Destination: &vnodes, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "l", Usage: "the nodes that are down or offline, with why", Destination: &list, DisableDefaultText: true},
+		&ucli.StringFlag{Name: "F", Usage: "output `FORMAT`: json (OpenPBS's) or dsv", Destination: &format},
+		&ucli.StringFlag{Name: "D", Usage: "with -F dsv, the `DELIMITER` between attributes (default |)", Destination: &delim},
+		&ucli.BoolFlag{Name: "o", Usage: "admins: mark the nodes offline (drain: running jobs go on, no new ones start)", Destination: &offline, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "r", Usage: "admins: clear offline (resume)", Destination: &reset, DisableDefaultText: true},
+	}
+	app.Action = func(c *ucli.Context) error {
+		names := c.Args().Slice()
+		format = strings.ToLower(format)
+		modes := 0
+		for _, m := range []bool{all, list, offline, reset} {
+			if m {
+				modes++
+			}
+		}
+		switch {
+		case modes > 1:
+			return usagef("-a, -l, -o and -r go one at a time")
+		case format != formatText && format != formatJSON && format != formatDSV:
+			return usagef("-F %s: the formats are json and dsv", format)
+		case delim != "" && format != formatDSV:
+			return usagef("-D goes with -F dsv")
+		case list && len(names) > 0, all && len(names) > 0:
+			return usagef("-a and -l take no node names")
+		case !all && !list && len(names) == 0:
+			return usagef("name nodes, or -a for all of them")
+		case (offline || reset) && format != formatText:
+			return usagef("-F goes with showing nodes")
+		}
+		if offline || reset {
+			op := api.OpDrain
+			if reset {
+				op = api.OpResume
+			}
+			return pbsnodesMark(c.Context, sys, op, names)
+		}
+		resp, err := call(c.Context, sys, api.Request{Op: api.OpNodes})
+		if err != nil {
+			return err
+		}
+		nodes := resp.Nodes
+		sort.Slice(nodes, func(i, k int) bool { return nodes[i].Name < nodes[k].Name })
+		if list {
+			var b strings.Builder
+			for _, n := range nodes {
+				if st := pbsNodeState(n); st == "down" || st == "offline" {
+					fmt.Fprintf(&b, "%-20s %s %s\n", printable(n.Name), st, printable(strings.Join(n.Problems, "; ")))
+				}
+			}
+			_, err := io.WriteString(sys.Stdout, b.String())
+			return err
+		}
+		code := ExitOK
+		if len(names) > 0 {
+			var picked []api.NodeStatus
+			for _, name := range names {
+				i := slices.IndexFunc(nodes, func(n api.NodeStatus) bool { return n.Name == name })
+				if i < 0 {
+					fmt.Fprintf(sys.Stderr, "pbsnodes: Unknown node  %s\n", name)
+					code = ExitUnknownNode
+					continue
+				}
+				picked = append(picked, nodes[i])
+			}
+			nodes = picked
+		}
+		jobs, err := nodeJobs(c.Context, sys)
+		if err != nil {
+			return err
+		}
+		switch format {
+		case formatJSON:
+			server, _ := clusterNames(c.Context, sys)
+			err = writeNodesJSON(sys.Stdout, nodes, jobs, server, sys)
+		case formatDSV:
+			err = writeNodesDSV(sys.Stdout, nodes, jobs, delim)
+		default:
+			err = writeNodes(sys.Stdout, nodes, jobs)
+		}
+		if err == nil && code != ExitOK {
+			err = exitStatus(code)
+		}
+		return err
+	}
+	return run(ctx, app, sys, args)
+}
+
+// pbsnodesMark drains (-o) or resumes (-r) nodes, one request each.
+func pbsnodesMark(ctx context.Context, sys *Sys, op api.Op, names []string) error {
+	code := ExitOK
+	for _, n := range names {
+		if _, err := call(ctx, sys, api.Request{Op: op, Node: n}); err != nil {
+			var ae *api.Error
+			if !errors.As(err, &ae) {
+				return err
+			}
+			fmt.Fprintf(sys.Stderr, "pbsnodes: Error marking node %s - %s\n", n, ae.Message)
+			if code == ExitOK {
+				code = codeStatus(ae.Code)
+			}
+		}
+	}
+	if code != ExitOK {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// nodeJobs maps each node to the jobs running on it, in job order.
+func nodeJobs(ctx context.Context, sys *Sys) (map[string][]string, error) {
+	resp, err := call(ctx, sys, api.Request{Op: api.OpStat, Stat: &api.StatFilter{Summary: true, Subjobs: true}})
+	if err != nil {
+		return nil, err
+	}
+	rows, err := api.ParseSummaries(string(resp.Summary))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for _, r := range rows {
+		if r.State != api.StateRunning && r.State != api.StateExiting {
+			continue
+		}
+		for _, a := range r.Allocs {
+			out[a.Node] = append(out[a.Node], r.ID)
+		}
+	}
+	return out, nil
+}
+
+// pbsNodeState is a node's state in PBS's words.
+func pbsNodeState(n api.NodeStatus) string {
+	switch n.State {
+	case "up":
+		if n.GPUs > 0 && len(n.UsedGPUs) >= n.GPUs {
+			return "job-busy"
+		}
+		return "free"
+	case "drained":
+		return "offline"
+	}
+	return "down"
+}
+
+// pbsNodeAttrs are a node's attributes as pbsnodes shows them.
+func pbsNodeAttrs(n api.NodeStatus, jobs []string) []pbsAttr {
+	out := []pbsAttr{
+		{name: "Mom", value: n.Name},
+		{name: "ntype", value: "PBS"},
+		{name: "state", value: pbsNodeState(n)},
+	}
+	inv := n.Inventory
+	if inv != nil && inv.CPUs > 0 {
+		out = append(out, pbsAttr{name: "pcpus", value: strconv.Itoa(inv.CPUs)})
+	}
+	if len(jobs) > 0 {
+		slots := make([]string, len(jobs))
+		for i, j := range jobs {
+			slots[i] = j + "/0"
+		}
+		out = append(out, pbsAttr{name: "jobs", value: strings.Join(slots, ", ")})
+	}
+	out = append(out, pbsAttr{name: "resources_available", resource: "host", value: n.Name})
+	if inv != nil && inv.MemBytes > 0 {
+		out = append(out, pbsAttr{name: "resources_available", resource: "mem", value: conf.FormatSize(inv.MemBytes)})
+	}
+	if inv != nil && inv.CPUs > 0 {
+		out = append(out, pbsAttr{name: "resources_available", resource: "ncpus", value: strconv.Itoa(inv.CPUs)})
+	}
+	out = append(out,
+		pbsAttr{name: "resources_available", resource: "ngpus", value: strconv.Itoa(n.GPUs)},
+		pbsAttr{name: "resources_available", resource: "vnode", value: n.Name},
+		pbsAttr{name: "resources_assigned", resource: "ngpus", value: strconv.Itoa(len(n.UsedGPUs))},
+		pbsAttr{name: "resv_enable", value: "True"},
+		pbsAttr{name: "sharing", value: "default_shared"},
+	)
+	if len(n.Problems) > 0 {
+		out = append(out, pbsAttr{name: "comment", value: strings.Join(n.Problems, "; ")})
+	}
+	// sharq's own.
+	out = append(out, pbsAttr{name: "partition", value: n.Partition})
+	if len(n.UsedGPUs) > 0 {
+		g := slices.Clone(n.UsedGPUs)
+		sort.Ints(g)
+		out = append(out, pbsAttr{name: "gpus_in_use", value: compressInts(g)})
+	}
+	return out
+}
+
+// writeNodes writes pbsnodes -a: the node's name, its attributes indented
+// five spaces, and a blank line.
+func writeNodes(w io.Writer, nodes []api.NodeStatus, jobs map[string][]string) error {
+	var b strings.Builder
+	for _, n := range nodes {
+		b.WriteString(printable(n.Name) + "\n")
+		for _, a := range pbsNodeAttrs(n, jobs[n.Name]) {
+			fmt.Fprintf(&b, "     %s = %s\n", a.key(), printable(a.value))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeNodesDSV writes pbsnodes -a -F dsv: a line per node, Name=NODE and
+// its attributes separated by delim.
+func writeNodesDSV(w io.Writer, nodes []api.NodeStatus, jobs map[string][]string, delim string) error {
+	if delim == "" {
+		delim = "|"
+	}
+	esc := strings.NewReplacer(`\`, `\\`, delim, `\`+delim, "\n", `\n`)
+	var b strings.Builder
+	for _, n := range nodes {
+		b.WriteString("Name=" + esc.Replace(n.Name))
+		for _, a := range pbsNodeAttrs(n, jobs[n.Name]) {
+			b.WriteString(delim + a.key() + "=" + esc.Replace(a.value))
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeNodesJSON writes pbsnodes -a -F json: OpenPBS's envelope with the
+// nodes under "nodes", resources as objects.
+func writeNodesJSON(w io.Writer, nodes []api.NodeStatus, jobs map[string][]string, server string, sys *Sys) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n    \"timestamp\":%d,\n    \"pbs_version\":", sys.now().Unix())
+	jsonString(&b, pbsVersion)
+	b.WriteString(",\n    \"pbs_server\":")
+	jsonString(&b, server)
+	b.WriteString(",\n    \"nodes\":{")
+	for i, n := range nodes {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n        ")
+		jsonString(&b, n.Name)
+		b.WriteString(":{")
+		attrs := pbsNodeAttrs(n, jobs[n.Name])
+		for k := 0; k < len(attrs); k++ {
+			a := attrs[k]
+			if k > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("\n            ")
+			jsonString(&b, a.name)
+			b.WriteString(":")
+			if a.resource == "" {
+				pbsJSONValue(&b, a.name, a.value)
+				continue
+			}
+			b.WriteString("{")
+			for m := k; m < len(attrs) && attrs[m].name == a.name && attrs[m].resource != ""; m++ {
+				if m > k {
+					b.WriteString(",")
+				}
+				b.WriteString("\n                ")
+				jsonString(&b, attrs[m].resource)
+				b.WriteString(":")
+				pbsJSONValue(&b, attrs[m].key(), attrs[m].value)
+				k = m
+			}
+			b.WriteString("\n            }")
+		}
+		b.WriteString("\n        }")
+	}
+	if len(nodes) > 0 {
+		b.WriteString("\n    ")
+	}
+	b.WriteString("}\n}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
