@@ -107,8 +107,10 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
 	// Until its hello a connection is nobody's: it holds one of a few
-	// slots, and only briefly.
-	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	// slots of the node port's own, briefly, and a newer connection takes
+	// it if it stays silent; a node that says hello at once gets in
+	// however many silent connections others hold (limits.go).
+	slot, err := admit(c.limits.hello, conn, c.log, "node connection")
 	if err != nil {
 		c.log.Warn("node connection refused", "remote", conn.RemoteAddr(), "err", err)
 		return
@@ -117,7 +119,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
 	var hello api.NodeMsg
 	err = dec.Decode(&hello)
-	release()
+	slot.Release()
 	if err != nil || hello.Type != api.MsgHello {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
