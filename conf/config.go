@@ -77,6 +77,9 @@ type Cluster struct {
 	// (qsub -I, qexec): host:port, port 0 for any free port (the node
 	// tells the controller which); "" = no sessions on the nodes.
 	SessionListen string
+	// MaxQueuedJobsPerUser is every share's max_queued_jobs_per_user
+	// unless the share sets its own; 0 = no limit.
+	MaxQueuedJobsPerUser int
 }
 
 // TLS reports whether the node connection uses TLS.
@@ -175,6 +178,10 @@ type Share struct {
 	// the share at once (array subjobs count one by one); 0 = no limit.
 	MaxRunningJobsPerUser int
 	MaxGPUsPerUser        int
+	// MaxQueuedJobsPerUser caps one user's unfinished jobs in the share
+	// (queued, held or running; an array's subjobs one by one), as PBS's
+	// max_queued and Slurm's MaxSubmitJobs; 0 = the cluster's.
+	MaxQueuedJobsPerUser int
 }
 
 // Defaults for optional keys.

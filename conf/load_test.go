@@ -124,7 +124,7 @@ func TestGoodConfigs(t *testing.T) {
 				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" || cl.DefaultShare != "x" ||
 				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) ||
 				cl.ClientListen != "[::]:7001" || !reflect.DeepEqual(cl.Servers, []string{"[::1]:7001"}) ||
-				!cl.ClientTLS || cl.MungeSocket != "/srv/munge/munge.socket" {
+				!cl.ClientTLS || cl.MungeSocket != "/srv/munge/munge.socket" || cl.MaxQueuedJobsPerUser != 5000 {
 				t.Errorf("cluster = %+v", cl)
 			}
 			if c.Runtime.Namespace != "k8s.io" {
@@ -135,6 +135,9 @@ func TestGoodConfigs(t *testing.T) {
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
 				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone {
 				t.Errorf("a100 = %+v", p)
+			}
+			if s := c.Share("y"); s == nil || s.MaxQueuedJobsPerUser != 200 {
+				t.Errorf("share y's max_queued_jobs_per_user: %+v", s)
 			}
 			if p := c.Partition("cpu"); p.PidsLimit != DefaultPidsLimit || p.AllowUserNamespaces || p.Network != NetworkHost {
 				t.Errorf("cpu partition's confinement defaults: %+v", p)

@@ -16,6 +16,7 @@ type job struct {
 	// parts tracks the nodes of a running job: exited and exit status.
 	parts   map[string]*part
 	charged int64 // bytes counted against the owner (userbytes.go)
+	queued  int   // jobs counted against the owner in its share (queuedlimit.go)
 }
 
 type part struct {

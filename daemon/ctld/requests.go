@@ -337,6 +337,14 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
 	}
 
+	if a.Name != nil || a.Deps != nil {
+		after := j.Job
+		after.Name, after.Deps = name, deps
+		if e := c.checkRecharge(j, jobBytes(&after)); e != nil {
+			return e
+		}
+	}
+
 	// 2. One event to the core; if it refuses, nothing has changed.
 	var ev sched.Event
 	switch {
@@ -360,6 +368,7 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		j.history(now, "dependencies or start time changed by "+id.User)
 	}
 	j.Priority, j.Resources.Walltime, j.Name, j.Deps, j.NotBefore = prio, walltime, name, deps, nb
+	c.recharge(j)
 	c.markDirty(j.ID)
 	c.needPass = true
 	return nil

@@ -66,6 +66,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if e := c.checkUserBytes(id.UID, id.User, &j.Job); e != nil {
 		return "", e
 	}
+	if e := c.checkQueued(id.UID, id.User, &j.Job); e != nil {
+		return "", e
+	}
 	seq, err := c.allocSeq()
 	if err != nil {
 		return "", &api.Error{Code: api.CodeInternal, Message: "allocate job id: " + err.Error()}
