@@ -80,6 +80,10 @@ type Cluster struct {
 	// MaxQueuedJobsPerUser is every share's max_queued_jobs_per_user
 	// unless the share sets its own; 0 = no limit.
 	MaxQueuedJobsPerUser int
+	// MaxJobBytesPerUser caps the bytes one user's unfinished jobs make
+	// the controller hold (every variable-size field, and a fixed part a
+	// job); DefaultMaxJobBytesPerUser.
+	MaxJobBytesPerUser int64
 }
 
 // TLS reports whether the node connection uses TLS.
@@ -203,6 +207,10 @@ const (
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
 	DefaultMaxPreemptGrace   = time.Hour
+	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.
+	DefaultMaxJobBytesPerUser = 64 << 20
+	// MinMaxJobBytesPerUser: below it a user's one large job would not fit.
+	MinMaxJobBytesPerUser = 8 << 20
 	// DefaultStartFailureRetries: a job whose start fails a third time fails.
 	DefaultStartFailureRetries = 2
 	DefaultPidsLimit           = 8192

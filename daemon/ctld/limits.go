@@ -31,8 +31,9 @@ type Limits struct {
 	// ClientHelloTimeout is how long a new client connection has to send
 	// its first credential and request; default 5s.
 	ClientHelloTimeout time.Duration
-	// UserBytes caps the script, environment and command bytes of one
-	// user's unfinished jobs (userbytes.go); default 64 MiB.
+	// UserBytes caps the bytes one user's unfinished jobs make the
+	// controller hold (userbytes.go); 0: the cluster's
+	// max_job_bytes_per_user.
 	UserBytes int64
 }
 
@@ -57,9 +58,6 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.ClientHelloTimeout <= 0 {
 		l.ClientHelloTimeout = 5 * time.Second
-	}
-	if l.UserBytes <= 0 {
-		l.UserBytes = defaultUserBytes
 	}
 	return l
 }

@@ -74,7 +74,7 @@ func TestUserBytesChargePathsAndDeps(t *testing.T) {
 	for {
 		resp := callAs(tc.ctl, mallory, spec())
 		if resp.Error != nil {
-			if resp.Error.Code != api.CodeUserLimit || !strings.Contains(resp.Error.Message, "would pass the limit") {
+			if resp.Error.Code != api.CodeUserLimit || !strings.Contains(resp.Error.Message, "would pass max_job_bytes_per_user") {
 				t.Fatalf("submit %d: %+v", len(ids), resp.Error)
 			}
 			break

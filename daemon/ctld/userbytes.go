@@ -4,15 +4,25 @@ import (
 	"fmt"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/conf"
 )
 
-// defaultUserBytes bounds (Limits.UserBytes) the bytes one user's
-// unfinished jobs make the controller hold (jobBytes): 60 held jobs with
+// userBytesCap bounds the bytes one user's unfinished jobs make the
+// controller hold (jobBytes): the cluster's max_job_bytes_per_user
+// (default 64 MiB), unless Limits.UserBytes sets it. 60 held jobs with
 // 3.9 MB scripts once added 1.1 GB, and 3,000 held jobs with long paths
 // and 1,024 dependencies each 512 MiB while their scripts weighed 27 KB.
 // An array counts once; its subjobs share the parent's record until they
 // start.
-const defaultUserBytes = 64 << 20
+func (c *Controller) userBytesCap() int64 {
+	if c.limits.UserBytes > 0 {
+		return c.limits.UserBytes
+	}
+	if n := c.cfg.Cluster.MaxJobBytesPerUser; n > 0 {
+		return n
+	}
+	return conf.DefaultMaxJobBytesPerUser
+}
 
 // jobOverhead is what any job costs beyond its variable-size fields: its
 // record's keys, numbers and times (recordFixed), so that many tiny jobs
@@ -68,15 +78,15 @@ func newJobBytes(j *api.Job) int64 {
 // errUserBytes is the refusal of n more bytes for a user holding held.
 func errUserBytes(user string, held, n, max int64) *api.Error {
 	return &api.Error{Code: api.CodeUserLimit, Message: fmt.Sprintf(
-		"user %s's unfinished jobs hold %d bytes of scripts, environments, paths, names and dependencies; this job's %d would pass the limit of %d: wait for some to finish",
+		"user %s's unfinished jobs hold %d bytes of scripts, environments, paths, names and dependencies; this job's %d would pass max_job_bytes_per_user, %d: wait for some to finish",
 		user, held, n, max)}
 }
 
 // checkUserBytes refuses a submit that would take the user over the limit.
 func (c *Controller) checkUserBytes(uid uint32, user string, j *api.Job) *api.Error {
 	n := newJobBytes(j)
-	if held := c.userBytes[uid]; held+n > c.limits.UserBytes {
-		return errUserBytes(user, held, n, c.limits.UserBytes)
+	if held, max := c.userBytes[uid], c.userBytesCap(); held+n > max {
+		return errUserBytes(user, held, n, max)
 	}
 	return nil
 }
@@ -87,8 +97,8 @@ func (c *Controller) checkRecharge(j *job, n int64) *api.Error {
 	if j.charged == 0 || n <= j.charged {
 		return nil
 	}
-	if held := c.userBytes[j.Owner.UID]; held-j.charged+n > c.limits.UserBytes {
-		e := errUserBytes(j.Owner.User, held, n-j.charged, c.limits.UserBytes)
+	if held, max := c.userBytes[j.Owner.UID], c.userBytesCap(); held-j.charged+n > max {
+		e := errUserBytes(j.Owner.User, held, n-j.charged, max)
 		e.ID = j.ID
 		return e
 	}
