@@ -140,6 +140,15 @@ type Partition struct {
 	// MaxInteractiveWalltime caps an interactive job's walltime and is
 	// the walltime of one that names none; 0 = only MaxWalltime.
 	MaxInteractiveWalltime time.Duration
+	// DefaultNCPUs is the CPUs per node of a job that names no ncpus;
+	// 0: its share of its node's CPUs (CPUs × its GPUs / the node's GPUs,
+	// rounded up; one for a job without GPUs), set when it starts.
+	DefaultNCPUs int
+	// DefaultMemPerGPU and DefaultMemPerCPU (bytes; Slurm's DefMemPerGPU,
+	// DefMemPerCPU) give the memory per node of a job that names no mem:
+	// per GPU for a job with GPUs, else per CPU. 0: its share of its
+	// node's memory, as DefaultNCPUs, set when it starts.
+	DefaultMemPerGPU, DefaultMemPerCPU int64
 }
 
 // Node is one node of a [[node]] block.

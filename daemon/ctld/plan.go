@@ -125,6 +125,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 	j.history(now, "started on "+strings.Join(where, " "))
 	c.markDirty(j.ID)
 	c.met.startLatency.Observe(now.Sub(j.SubmitTime).Seconds())
+	c.startDefaults(j, nodes)
 	order := c.startOrder(j, nodes)
 	for i, a := range s.Allocs {
 		o := order
