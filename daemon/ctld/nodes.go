@@ -422,6 +422,12 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	if failedStart {
+		j.startErr = ""
+		for _, q := range j.parts {
+			if q.startFailed && !q.nodeFault && q.err != "" && (j.startErr == "" || q.refused) {
+				j.startErr = q.err
+			}
+		}
 		c.startFailed(j, refused)
 		return
 	}
