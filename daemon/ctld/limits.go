@@ -29,7 +29,8 @@ type Limits struct {
 	// slots of their own, never a node's; defaults 256 and 16.
 	ClientPending, ClientPendingPerAddr int
 	// ClientHelloTimeout is how long a new client connection has to send
-	// its first credential and request; default 5s.
+	// its first credential line (then its request has requestTimeout, and
+	// until it is read a newer connection may take its slot); default 5s.
 	ClientHelloTimeout time.Duration
 	// UserBytes caps the bytes one user's unfinished jobs make the
 	// controller hold (userbytes.go); 0: the cluster's

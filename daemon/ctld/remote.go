@@ -78,6 +78,9 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 			c.refuseRemote(conn, remote, nil, err)
 			return
 		}
+		// The request may be megabytes (a script): it has the usual
+		// time, and the connection stays evictable until it is read.
+		conn.SetReadDeadline(time.Now().Add(requestTimeout))
 		dec.SetLimit(api.MaxMessage)
 		reqLine, err := dec.ReadLine()
 		if err != nil {
