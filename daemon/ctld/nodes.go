@@ -41,6 +41,11 @@ type node struct {
 	requeueAt time.Time
 	// sessionAddr is where the node serves sessions ("" = it does not).
 	sessionAddr string
+	// faults are the recent starts that failed here through the node's
+	// fault; runtimeFail the reason of the drain they caused
+	// (runtimefail.go).
+	faults      []time.Time
+	runtimeFail string
 }
 
 // disconnect closes n's connection, if it has one.
@@ -416,8 +421,14 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	if failedStart && !jobFault {
-		// Every failure was the node's (its runtime is down): not the
-		// job's fault, so it does not count.
+		// Every failure was the node's (its runtime is down or cannot
+		// start containers): not the job's fault, so it does not count;
+		// the node's is counted (runtimefail.go).
+		for name, q := range j.parts {
+			if q.startFailed && q.nodeFault {
+				c.nodeFaultStart(c.node(name), q.err, now)
+			}
+		}
 		c.lostJob(j, now, "could not start on "+nodeName+": "+errText, false)
 		return
 	}
@@ -537,7 +548,7 @@ func (c *Controller) syncDrain(n *node) error {
 	if c.cfg.Node(n.name) == nil {
 		return nil // a ghost in the core: nothing is placed there anyway
 	}
-	want := n.drained || n.unhealthy != "" || n.silent
+	want := n.drained || n.unhealthy != "" || n.silent || n.runtimeFail != ""
 	for _, ni := range c.core.Nodes() {
 		if ni.Name == n.name && ni.Drained == want {
 			return nil
@@ -565,13 +576,16 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 				st.State = "down"
 				st.Problems = append(st.Problems, fmt.Sprintf("unreachable: its jobs are requeued at %s unless it comes back",
 					n.requeueAt.UTC().Format(time.RFC3339)))
-			case n.drained:
+			case n.drained || n.runtimeFail != "":
 				st.State = "drained"
 			case n.unhealthy != "" && ni.Up:
 				st.State = "unhealthy"
 			}
 			if n.unhealthy != "" {
 				st.Problems = append([]string{n.unhealthy}, st.Problems...)
+			}
+			if n.runtimeFail != "" {
+				st.Problems = append([]string{n.runtimeFail}, st.Problems...)
 			}
 		}
 		out = append(out, st)

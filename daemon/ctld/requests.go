@@ -540,10 +540,13 @@ func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
 		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("no node %q", name)}
 	}
 	n := c.node(name)
-	was := n.drained
+	was, faults, failing := n.drained, n.faults, n.runtimeFail
 	n.drained = drain
+	if !drain {
+		n.clearRuntimeFail() // the admin says its runtime is repaired
+	}
 	if err := c.syncDrain(n); err != nil {
-		n.drained = was
+		n.drained, n.faults, n.runtimeFail = was, faults, failing
 		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
 	}
 	if err := c.saveDrained(); err != nil {
