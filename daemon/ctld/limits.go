@@ -77,8 +77,8 @@ func newConnLimits(l Limits) *connLimits {
 	l = l.withDefaults()
 	return &connLimits{Limits: l,
 		perUser: conns.NewLimiter("client connections of uid", l.ConnsPerUser),
-		hello:   conns.NewPending("node connections without hello from", l.HelloPerAddr, l.HelloPending),
-		client:  conns.NewPending("client connections without a credential from", l.ClientPendingPerAddr, l.ClientPending),
+		hello:   conns.NewPending("node connections without hello", l.HelloPerAddr, l.HelloPending),
+		client:  conns.NewPending("client connections without a credential", l.ClientPendingPerAddr, l.ClientPending),
 	}
 }
 

@@ -87,7 +87,7 @@ func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *sl
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
 		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{},
-		pending:   conns.NewPending("session connections without a token from", maxPendingPerAddr, maxPending),
+		pending:   conns.NewPending("session connections without a token", maxPendingPerAddr, maxPending),
 		perUser:   conns.NewLimiter("sessions of uid", maxSessionsPerUser),
 		all:       conns.NewLimiter("sessions", maxSessions),
 		helloWait: helloWait}
@@ -265,13 +265,17 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, slot *conns.Slot)
 		refuse("%v", err)
 		return
 	}
-	if slot != nil {
-		slot.Settle() // a hello: no newer connection takes its slot while it is checked
-	}
 	o := s.await(ctx, h.Token)
 	if o == nil {
 		refuse("unknown, used or expired session token")
 		return
+	}
+	if slot != nil {
+		// A token the controller granted: no newer connection takes
+		// its slot while its credential is checked. (Until then it may:
+		// hellos with made-up tokens, which wait tokenWait for nothing,
+		// must not fill the slots.)
+		slot.Settle()
 	}
 	log := s.log.With("job", o.JobID, "uid", o.UID, "remote", remote)
 	if o.Munge {

@@ -181,6 +181,34 @@ func TestSessionIdleConnectionsLockNobodyOut(t *testing.T) {
 			}
 		})
 	}
+	t.Run("made-up tokens", func(t *testing.T) {
+		// Hellos with tokens the controller never granted wait for them
+		// (here for ever) without holding slots a newcomer cannot take.
+		sup := &supervisor{ctx: context.Background(), node: "n1", serial: newSerial(), jobs: map[string]*job{
+			"2.t": {rec: jobRecord{Run: 1}, running: true}}}
+		s := newSessions(sup, fakeExec{}, "", slog.New(slog.DiscardHandler))
+		s.helloWait, s.wait = time.Hour, time.Hour
+		addr := sessionPort(t, s)
+		fake := strings.Repeat("f", session.TokenLen)
+		for i := range maxPending + 8 {
+			c := dialSession(t, fmt.Sprintf("127.0.1.%d", 1+i%100), addr)
+			session.NewWriter(c).JSON(session.TypeHello, session.Hello{V: session.Version, Token: fake})
+		}
+		deadline := time.Now().Add(time.Minute)
+		for s.pending.Total() != maxPending {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections held, want %d", s.pending.Total(), maxPending)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		tok := strings.Repeat("v", session.TokenLen)
+		s.grant(&api.SessionOrder{Token: tok, JobID: "2.t", Run: 1, UID: 2000, Expires: time.Now().Add(time.Minute)})
+		victim := dialSession(t, "127.0.0.1", addr)
+		session.NewWriter(victim).JSON(session.TypeHello, session.Hello{V: session.Version, Token: tok})
+		if got := firstFrame(t, victim); !strings.Contains(got, "fake exec reached") {
+			t.Fatalf("another user's session: %q", got)
+		}
+	})
 	t.Run("hello wait", func(t *testing.T) {
 		s := newSessions(nil, nil, "", slog.New(slog.DiscardHandler))
 		s.helloWait = 100 * time.Millisecond

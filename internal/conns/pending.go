@@ -37,7 +37,7 @@ type Slot struct {
 }
 
 // NewPending allows perKey idle connections per key and total in all; what
-// names them in errors ("client connections without a credential from").
+// names them in errors ("client connections without a credential").
 func NewPending(what string, perKey, total int) *Pending {
 	return &Pending{what: what, perKey: perKey, total: total,
 		idle: list.New(), byKey: map[string]*list.List{}, held: map[string]int{}}
@@ -55,7 +55,7 @@ func (p *Pending) Admit(key string, evict func()) (*Slot, []string, error) {
 		l := p.byKey[key]
 		if l == nil || l.Len() == 0 {
 			p.mu.Unlock()
-			return nil, nil, &ErrLimit{What: p.what, Key: key, Max: p.perKey}
+			return nil, nil, &ErrLimit{What: p.what + " from", Key: key, Max: p.perKey}
 		}
 		victims = append(victims, p.dropLocked(l.Front().Value.(*Slot)))
 	}

@@ -10,7 +10,7 @@ import (
 // settled slots are never evicted; a refusal comes only when nothing idle
 // is left to evict; Release after an eviction gives nothing back twice.
 func TestPending(t *testing.T) {
-	p := NewPending("connections without hello from", 2, 3)
+	p := NewPending("connections without hello", 2, 3)
 	var evicted []string
 	admit := func(key, name string) (*Slot, []string, error) {
 		return p.Admit(key, func() { evicted = append(evicted, name) })
@@ -49,7 +49,7 @@ func TestPending(t *testing.T) {
 	}
 	_, _, err = admit("d", "d1")
 	var el *ErrLimit
-	if !errors.As(err, &el) || el.Max != 3 {
+	if !errors.As(err, &el) || el.Max != 3 || err.Error() != "too many connections without hello in all (at most 3 at once): close some and retry" {
 		t.Fatalf("nothing idle left: %v, evicted %v", err, evicted)
 	}
 	if !slices.Equal(evicted, []string{"a1", "a3"}) {
@@ -69,7 +69,7 @@ func TestPending(t *testing.T) {
 // TestPendingPerKeySettled: a key whose slots are all settled is refused,
 // with its own key in the error.
 func TestPendingPerKeySettled(t *testing.T) {
-	p := NewPending("connections without hello from", 1, 10)
+	p := NewPending("connections without hello", 1, 10)
 	s, _, err := p.Admit("a", func() {})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestPendingPerKeySettled(t *testing.T) {
 	s.Settle()
 	_, _, err = p.Admit("a", func() { t.Error("evicted a settled slot") })
 	var el *ErrLimit
-	if !errors.As(err, &el) || el.Key != "a" || el.Max != 1 {
+	if !errors.As(err, &el) || el.Key != "a" || el.Max != 1 || err.Error() != "too many connections without hello from a (at most 1 at once): close some and retry" {
 		t.Fatalf("%v", err)
 	}
 	if _, _, err := p.Admit("b", func() {}); err != nil {
