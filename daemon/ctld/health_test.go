@@ -164,6 +164,52 @@ func TestRuntimeFailingNodeDrained(t *testing.T) {
 	}
 }
 
+// TestRuntimeFailingNodeRetried (F4): a node drained for its runtime gets
+// one trial start after Limits.RuntimeRetry (at its next heartbeat): one
+// that fails the node's way drains it again at once, one that runs clears
+// it. The job is never charged.
+func TestRuntimeFailingNodeRetried(t *testing.T) {
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{RuntimeRetry: time.Nanosecond})
+	n := tc.attachNode("n1")
+	const why = "job 1.t: start: create task: the node's container runtime cannot start containers: no cgroup mount found"
+	id := tc.submit("a", 4, nil)
+	fail := func(run int) {
+		t.Helper()
+		st := n.expect(api.MsgStart).Start
+		if st.Job.ID != id || st.Run != run {
+			t.Fatalf("start %d: %+v", run, st)
+		}
+		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
+		}})
+		n.expect(api.MsgRemove)
+	}
+	for run := range nodeFaultStarts {
+		fail(run)
+	}
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	// The trial at the next heartbeat fails: drained again at once.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
+	fail(nodeFaultStarts)
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	n.quiet(200 * time.Millisecond)
+	// Repaired: the next trial runs, and the node is up again.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Run != nodeFaultStarts+1 {
+		t.Fatalf("trial start: %+v", st)
+	}
+	n.report(id, st.Run, "running", 0)
+	tc.awaitNode("up", "")
+	n.report(id, st.Run, "exited", 0)
+	if j := tc.waitState(id, api.StateFinished); j.StartFailures != 0 || j.ExitStatus == nil || *j.ExitStatus != 0 {
+		t.Fatalf("job: exit %v, %d start failures", j.ExitStatus, j.StartFailures)
+	}
+	if got := counterValue(t, tc.ctl, "sharq_node_runtime_drains_total"); got != 2 {
+		t.Fatalf("sharq_node_runtime_drains_total = %v, want 2", got)
+	}
+}
+
 // counterValue reads a counter of the controller's metrics.
 func counterValue(t *testing.T, c *Controller, name string) float64 {
 	t.Helper()

@@ -32,6 +32,10 @@ type Limits struct {
 	// its first credential line (then its request has requestTimeout, and
 	// until it is read a newer connection may take its slot); default 5s.
 	ClientHelloTimeout time.Duration
+	// RuntimeRetry is how long a node drained because its container
+	// runtime failed jobs' starts (runtimefail.go) stays so before one
+	// start is tried there again; default 10 minutes.
+	RuntimeRetry time.Duration
 	// UserBytes caps the bytes one user's unfinished jobs make the
 	// controller hold (userbytes.go); 0: the cluster's
 	// max_job_bytes_per_user.
@@ -50,6 +54,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.HelloTimeout <= 0 {
 		l.HelloTimeout = 5 * time.Second
+	}
+	if l.RuntimeRetry <= 0 {
+		l.RuntimeRetry = nodeFaultWindow
 	}
 	if l.ClientPending <= 0 {
 		l.ClientPending = 256

@@ -42,10 +42,13 @@ type node struct {
 	// sessionAddr is where the node serves sessions ("" = it does not).
 	sessionAddr string
 	// faults are the recent starts that failed here through the node's
-	// fault; runtimeFail the reason of the drain they caused
+	// fault; runtimeFail the reason of the drain they caused, since
+	// runtimeFailAt; trial: drained so, it may start one job to see
 	// (runtimefail.go).
-	faults      []time.Time
-	runtimeFail string
+	faults        []time.Time
+	runtimeFail   string
+	runtimeFailAt time.Time
+	trial         bool
 }
 
 // disconnect closes n's connection, if it has one.
@@ -352,6 +355,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	n.lastSeen = now
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
+		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it
 		}
@@ -372,6 +376,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	case api.RunRunning:
 		j.history(s.Time, "container started on "+nc.name)
 		c.markDirty(j.ID)
+		c.runtimeWorks(n)
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
 		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
