@@ -33,8 +33,8 @@ type Limits struct {
 	// until it is read a newer connection may take its slot); default 5s.
 	ClientHelloTimeout time.Duration
 	// RuntimeRetry is how long a node drained because its container
-	// runtime failed jobs' starts (runtimefail.go) stays so before one
-	// start is tried there again; default 10 minutes.
+	// runtime failed jobs' starts (runtimefail.go) stays so before it is
+	// resumed on trial; default 10 minutes.
 	RuntimeRetry time.Duration
 	// UserBytes caps the bytes one user's unfinished jobs make the
 	// controller hold (userbytes.go); 0: the cluster's

@@ -12,9 +12,10 @@ import (
 // failures within nodeFaultWindow the controller drains the node, with a
 // typed reason (RuntimeFailing) in `sharqctl show nodes` and the
 // sharq_node_runtime_drains_total counter, so its jobs run elsewhere
-// instead of bouncing off it. Every Limits.RuntimeRetry it lets one start
-// there again (a circuit breaker's half-open state): a start that runs
-// clears the drain, one that fails the node's way drains it again at once.
+// instead of bouncing off it. Every Limits.RuntimeRetry it resumes the
+// node on trial (a circuit breaker's half-open state): the first start
+// that runs clears the drain, the first that fails the node's way drains
+// it again at once.
 // An admin's `sharqctl node resume` clears it too.
 const (
 	nodeFaultStarts = 3
@@ -54,13 +55,13 @@ func (c *Controller) nodeFaultStart(n *node, why string, now time.Time) {
 	c.needPass = true
 }
 
-// retryRuntime lets one start on n again once it has been drained for its
+// retryRuntime resumes n on trial once it has been drained for its
 // runtime for Limits.RuntimeRetry (called on its heartbeats).
 func (c *Controller) retryRuntime(n *node, now time.Time) {
 	if n.runtimeFail == "" || now.Sub(n.runtimeFailAt) < c.limits.RuntimeRetry {
 		return
 	}
-	c.log.Info("node drained for its runtime: trying one start there again", "node", n.name, "drained_for", now.Sub(n.runtimeFailAt).Round(time.Second))
+	c.log.Info("node drained for its runtime: resumed on trial", "node", n.name, "drained_for", now.Sub(n.runtimeFailAt).Round(time.Second))
 	n.runtimeFail, n.trial = "", true
 	if err := c.syncDrain(n); err != nil {
 		c.log.Error("resume of a failing node for a trial", "node", n.name, "err", err)
