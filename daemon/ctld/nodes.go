@@ -43,7 +43,7 @@ type node struct {
 	sessionAddr string
 	// faults are the recent starts that failed here through the node's
 	// fault; runtimeFail the reason of the drain they caused, since
-	// runtimeFailAt; trial: drained so, it may start one job to see
+	// runtimeFailAt; trial: drained so, it is resumed to see whether a start runs
 	// (runtimefail.go).
 	faults        []time.Time
 	runtimeFail   string
