@@ -162,6 +162,10 @@ const (
 	CodeResourceLimit = "resource_limit"
 	CodeConfig        = "config_error"
 	CodeInternal      = "internal"
+	// CodeUserLimit: the request would take its user past a per-user
+	// cap (max_queued_jobs_per_user, the bytes of unfinished jobs); it
+	// may succeed once some of the user's jobs have finished.
+	CodeUserLimit = "user_limit"
 	// CodeNotLeader: the controller asked is a follower of an HA cluster;
 	// Error.Leader is the leader's client address ("" while none leads),
 	// where the client sends the same request again.

@@ -211,6 +211,8 @@ func usageValues(by string, r api.UsageRow, hours func(float64) string) []string
 	return v
 }
 
+// writeUsageCSV writes a usage report as CSV, its cells neutralised
+// (csvCell).
 func writeUsageCSV(w io.Writer, by string, rows []api.UsageRow) error {
 	cw := csv.NewWriter(w)
 	cw.Write(usageColumns(by))
@@ -219,7 +221,7 @@ func writeUsageCSV(w io.Writer, by string, rows []api.UsageRow) error {
 		if by != "user" {
 			v[len(v)-1] = strconv.FormatFloat(r.Utilization, 'f', 4, 64)
 		}
-		cw.Write(v)
+		writeCSVRow(cw, v)
 	}
 	cw.Flush()
 	return cw.Error()
@@ -317,11 +319,13 @@ func jobValuesIn(j *api.Job, hours func(float64) string) []string {
 		hours(j.Acct.Lost / 3600), hours(j.Acct.Grace / 3600)}
 }
 
+// writeJobsCSV writes a jobs report as CSV, its cells neutralised
+// (csvCell): a job's name or reason is its user's text.
 func writeJobsCSV(w io.Writer, jobs []api.Job) error {
 	cw := csv.NewWriter(w)
 	cw.Write(jobColumns)
 	for i := range jobs {
-		cw.Write(jobValuesIn(&jobs[i], hoursCSV))
+		writeCSVRow(cw, jobValuesIn(&jobs[i], hoursCSV))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -24,17 +24,18 @@ const maxSocketPath = 107
 // none (which the caller reports), so that only defaults are filled in.
 func (l *loader) cluster(t *table, present bool) Cluster {
 	c := Cluster{
-		SpoolDir:          DefaultSpoolDir,
-		Socket:            DefaultSocket,
-		Listen:            DefaultListen,
-		Admins:            DefaultAdmins(),
-		SecretFile:        DefaultSecretFile,
-		HeartbeatInterval: DefaultHeartbeatInterval,
-		NodeTimeout:       DefaultNodeTimeout,
-		History:           DefaultHistory,
-		CheckpointRoot:    DefaultCheckpointRoot,
-		MungeSocket:       DefaultMungeSocket,
-		SessionListen:     DefaultSessionListen,
+		SpoolDir:           DefaultSpoolDir,
+		Socket:             DefaultSocket,
+		Listen:             DefaultListen,
+		Admins:             DefaultAdmins(),
+		SecretFile:         DefaultSecretFile,
+		HeartbeatInterval:  DefaultHeartbeatInterval,
+		NodeTimeout:        DefaultNodeTimeout,
+		History:            DefaultHistory,
+		CheckpointRoot:     DefaultCheckpointRoot,
+		MungeSocket:        DefaultMungeSocket,
+		SessionListen:      DefaultSessionListen,
+		MaxJobBytesPerUser: DefaultMaxJobBytesPerUser,
 	}
 	if name, ok := t.str("name"); ok {
 		c.Name = name
@@ -152,10 +153,25 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 		c.History = d
 	}
 	c.DefaultShare = t.strDefault("default_share", "") // checked against the shares by config
+	if n, ok := t.integer("max_queued_jobs_per_user"); ok {
+		c.MaxQueuedJobsPerUser = n
+		if n < 0 || n > MaxPerUserLimit {
+			t.errf("max_queued_jobs_per_user", "%d is out of range 0..%d (0 means no limit)", n, MaxPerUserLimit)
+			c.MaxQueuedJobsPerUser = 0
+		}
+	}
+	if n, ok := t.size("max_job_bytes_per_user"); ok {
+		c.MaxJobBytesPerUser = n
+		if n < MinMaxJobBytesPerUser {
+			t.errf("max_job_bytes_per_user", "%d bytes is below the least, %d (8MiB)", n, MinMaxJobBytesPerUser)
+			c.MaxJobBytesPerUser = DefaultMaxJobBytesPerUser
+		}
+	}
 	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
 		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "job_lease", "history",
 		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
-		"client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen")
+		"client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen",
+		"max_queued_jobs_per_user", "max_job_bytes_per_user")
 	return c
 }
 

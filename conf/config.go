@@ -77,6 +77,13 @@ type Cluster struct {
 	// (qsub -I, qexec): host:port, port 0 for any free port (the node
 	// tells the controller which); "" = no sessions on the nodes.
 	SessionListen string
+	// MaxQueuedJobsPerUser is every share's max_queued_jobs_per_user
+	// unless the share sets its own; 0 = no limit.
+	MaxQueuedJobsPerUser int
+	// MaxJobBytesPerUser caps the bytes one user's unfinished jobs make
+	// the controller hold (every variable-size field, and a fixed part a
+	// job); DefaultMaxJobBytesPerUser.
+	MaxJobBytesPerUser int64
 }
 
 // TLS reports whether the node connection uses TLS.
@@ -133,6 +140,15 @@ type Partition struct {
 	// MaxInteractiveWalltime caps an interactive job's walltime and is
 	// the walltime of one that names none; 0 = only MaxWalltime.
 	MaxInteractiveWalltime time.Duration
+	// DefaultNCPUs is the CPUs per node of a job that names no ncpus;
+	// 0: its share of its node's CPUs (CPUs × its GPUs / the node's GPUs,
+	// rounded up; one for a job without GPUs), set when it starts.
+	DefaultNCPUs int
+	// DefaultMemPerGPU and DefaultMemPerCPU (bytes; Slurm's DefMemPerGPU,
+	// DefMemPerCPU) give the memory per node of a job that names no mem:
+	// per GPU for a job with GPUs, else per CPU. 0: its share of its
+	// node's memory, as DefaultNCPUs, set when it starts.
+	DefaultMemPerGPU, DefaultMemPerCPU int64
 }
 
 // Node is one node of a [[node]] block.
@@ -175,6 +191,10 @@ type Share struct {
 	// the share at once (array subjobs count one by one); 0 = no limit.
 	MaxRunningJobsPerUser int
 	MaxGPUsPerUser        int
+	// MaxQueuedJobsPerUser caps one user's unfinished jobs in the share
+	// (queued, held or running; an array's subjobs one by one), as PBS's
+	// max_queued and Slurm's MaxSubmitJobs; 0 = the cluster's.
+	MaxQueuedJobsPerUser int
 }
 
 // Defaults for optional keys.
@@ -196,6 +216,10 @@ const (
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
 	DefaultMaxPreemptGrace   = time.Hour
+	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.
+	DefaultMaxJobBytesPerUser = 64 << 20
+	// MinMaxJobBytesPerUser: below it a user's one large job would not fit.
+	MinMaxJobBytesPerUser = 8 << 20
 	// DefaultStartFailureRetries: a job whose start fails a third time fails.
 	DefaultStartFailureRetries = 2
 	DefaultPidsLimit           = 8192

@@ -58,22 +58,23 @@ func TestGoodConfigs(t *testing.T) {
 	}{
 		{"minimal.toml", func(t *testing.T, c *Config) {
 			want := Cluster{
-				Name:              "mini",
-				SpoolDir:          DefaultSpoolDir,
-				Socket:            DefaultSocket,
-				Listen:            DefaultListen,
-				Controller:        "127.0.0.1:6820",
-				Admins:            []string{"root"},
-				SecretFile:        DefaultSecretFile,
-				HeartbeatInterval: 5 * time.Second,
-				NodeTimeout:       30 * time.Second,
-				JobLease:          2 * time.Minute,
-				History:           168 * time.Hour,
-				CheckpointRoot:    DefaultCheckpointRoot,
-				Spool:             SpoolBolt,
-				Controllers:       []string{"127.0.0.1:6820"},
-				MungeSocket:       DefaultMungeSocket,
-				SessionListen:     DefaultSessionListen,
+				Name:               "mini",
+				SpoolDir:           DefaultSpoolDir,
+				Socket:             DefaultSocket,
+				Listen:             DefaultListen,
+				Controller:         "127.0.0.1:6820",
+				Admins:             []string{"root"},
+				SecretFile:         DefaultSecretFile,
+				HeartbeatInterval:  5 * time.Second,
+				NodeTimeout:        30 * time.Second,
+				JobLease:           2 * time.Minute,
+				History:            168 * time.Hour,
+				CheckpointRoot:     DefaultCheckpointRoot,
+				Spool:              SpoolBolt,
+				Controllers:        []string{"127.0.0.1:6820"},
+				MungeSocket:        DefaultMungeSocket,
+				SessionListen:      DefaultSessionListen,
+				MaxJobBytesPerUser: DefaultMaxJobBytesPerUser,
 			}
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
@@ -124,7 +125,8 @@ func TestGoodConfigs(t *testing.T) {
 				cl.HeartbeatInterval != 2*time.Second || !cl.TLS() || cl.TLSCA != "/srv/tls/ca.pem" || cl.DefaultShare != "x" ||
 				!reflect.DeepEqual(cl.Admins, []string{"ops", "@wheel", "svc_sharq$"}) ||
 				cl.ClientListen != "[::]:7001" || !reflect.DeepEqual(cl.Servers, []string{"[::1]:7001"}) ||
-				!cl.ClientTLS || cl.MungeSocket != "/srv/munge/munge.socket" {
+				!cl.ClientTLS || cl.MungeSocket != "/srv/munge/munge.socket" || cl.MaxQueuedJobsPerUser != 5000 ||
+				cl.MaxJobBytesPerUser != 256<<20 {
 				t.Errorf("cluster = %+v", cl)
 			}
 			if c.Runtime.Namespace != "k8s.io" {
@@ -133,8 +135,12 @@ func TestGoodConfigs(t *testing.T) {
 			p := c.Partition("a100")
 			if p == nil || !reflect.DeepEqual(p.Nodes, []string{"a1", "a2", "a3", "a7", "b5"}) ||
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
-				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone {
+				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone ||
+				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 {
 				t.Errorf("a100 = %+v", p)
+			}
+			if s := c.Share("y"); s == nil || s.MaxQueuedJobsPerUser != 200 {
+				t.Errorf("share y's max_queued_jobs_per_user: %+v", s)
 			}
 			if p := c.Partition("cpu"); p.PidsLimit != DefaultPidsLimit || p.AllowUserNamespaces || p.Network != NetworkHost {
 				t.Errorf("cpu partition's confinement defaults: %+v", p)

@@ -134,9 +134,29 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("max_interactive_walltime", "set, but interactive = false")
 			}
 		}
+		if n, ok := t.integer("default_ncpus"); ok {
+			p.DefaultNCPUs = n
+			if n < 0 || n > MaxDefaultNCPUs {
+				t.errf("default_ncpus", "%d is out of range 0..%d (0: the job's share of its node)", n, MaxDefaultNCPUs)
+				p.DefaultNCPUs = 0
+			}
+		}
+		for _, k := range []struct {
+			key string
+			v   *int64
+		}{{"default_mem_per_gpu", &p.DefaultMemPerGPU}, {"default_mem_per_cpu", &p.DefaultMemPerCPU}} {
+			if n, ok := t.size(k.key); ok {
+				*k.v = n
+				if n > MaxDefaultMem {
+					t.errf(k.key, "%d bytes is above %d (1PiB)", n, int64(MaxDefaultMem))
+					*k.v = 0
+				}
+			}
+		}
 		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries",
 			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
-			"mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime")
+			"mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime",
+			"default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu")
 		out = append(out, p)
 	}
 	return out
@@ -176,3 +196,9 @@ func (t *table) hostnames(key, s string) ([]string, bool) {
 	}
 	return names, true
 }
+
+// Bounds of a partition's job defaults.
+const (
+	MaxDefaultNCPUs = 1 << 16
+	MaxDefaultMem   = 1 << 50
+)

@@ -129,7 +129,8 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 		for _, k := range []struct {
 			key string
 			v   *int
-		}{{"max_running_jobs_per_user", &s.MaxRunningJobsPerUser}, {"max_gpus_per_user", &s.MaxGPUsPerUser}} {
+		}{{"max_running_jobs_per_user", &s.MaxRunningJobsPerUser}, {"max_gpus_per_user", &s.MaxGPUsPerUser},
+			{"max_queued_jobs_per_user", &s.MaxQueuedJobsPerUser}} {
 			if n, ok := t.integer(k.key); ok {
 				*k.v = n
 				if n < 0 || n > MaxPerUserLimit {
@@ -140,7 +141,7 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 		}
 		t.unknown("name", "partition", "gpus", "strategy", "borrow_limit", "in_share_preemption",
 			"users", "state", "priority_default", "fair_weight", "fair_share_users",
-			"max_running_jobs_per_user", "max_gpus_per_user")
+			"max_running_jobs_per_user", "max_gpus_per_user", "max_queued_jobs_per_user")
 	}
 	return out
 }

@@ -235,12 +235,12 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
 	}
 	if err != nil {
-		return fmt.Errorf("start job %s: create container: %w", s.JobID, err)
+		return runtimeFailure(s.JobID, "create container", err)
 	}
 	task, err := ctr.NewTask(ctx, cio.NullIO)
 	if err != nil {
 		c.discard(ctr, nil)
-		return fmt.Errorf("start job %s: create task: %w", s.JobID, err)
+		return runtimeFailure(s.JobID, "create task", err)
 	}
 	if err := pins.verify(task.Pid(), s); err != nil {
 		c.discard(ctr, task)
@@ -248,7 +248,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	}
 	if err := task.Start(ctx); err != nil {
 		c.discard(ctr, task)
-		return fmt.Errorf("start job %s: %w", s.JobID, err)
+		return runtimeFailure(s.JobID, "start task", err)
 	}
 	c.log.Info("job container started", "job", s.JobID, "run", s.Run, "container", id, "pid", task.Pid())
 	return nil

@@ -20,6 +20,8 @@ socket = "$tmp/s.sock"
 listen = "127.0.0.1:$((20000 + RANDOM % 20000))"
 controller = "127.0.0.1:1"
 secret_file = "$tmp/secret"
+# one user queues 100,000 jobs here: past the default 64MiB
+max_job_bytes_per_user = "1GiB"
 [[partition]]
 name = "gpu"
 nodes = "g[0001-1000]"

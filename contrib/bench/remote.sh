@@ -40,6 +40,8 @@ controller = "127.0.0.1:$((port + 1))"
 client_listen = "127.0.0.1:$port"
 munge_socket = "$tmp/munge-ctl/run/sock"
 secret_file = "$tmp/secret"
+# one user queues 100,000 jobs here: past the default 64MiB
+max_job_bytes_per_user = "1GiB"
 [[partition]]
 name = "gpu"
 nodes = "g[0001-1000]"

@@ -91,6 +91,7 @@ type Controller struct {
 	lastPurge time.Time
 	preempted map[string]int           // per share, since start
 	userBytes map[uint32]int64         // per uid: script and environment bytes of unfinished jobs
+	userJobs  map[userShare]int        // per uid and share: unfinished jobs (queuedlimit.go)
 	grants    map[grantKey][]time.Time // session tokens not yet expired, per uid and node (session.go)
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
@@ -130,6 +131,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		preempted:   map[string]int{},
 		pendingSeen: map[[2]string]bool{},
 		userBytes:   map[uint32]int64{},
+		userJobs:    map[userShare]int{},
 		met:         newMetrics(),
 		limits:      newConnLimits(opts.Limits),
 	}

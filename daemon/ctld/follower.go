@@ -143,13 +143,13 @@ func (c *Controller) currentLeader(ctx context.Context) leader.Info {
 func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 	defer c.survive("remote client (follower)")
 	defer conn.Close()
-	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	slot, err := admit(c.limits.client, conn, c.log, "remote client (follower)")
 	if err != nil {
 		return
 	}
-	defer release()
+	defer slot.Release()
 	dec := api.NewDecoder(conn)
-	conn.SetReadDeadline(time.Now().Add(requestTimeout))
+	conn.SetReadDeadline(time.Now().Add(c.limits.ClientHelloTimeout))
 	dec.SetLimit(api.MaxCredentialLine)
 	if _, err := dec.ReadLine(); err != nil {
 		return
@@ -172,11 +172,11 @@ func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 func (c *Controller) followNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node (follower)")
 	defer conn.Close()
-	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	slot, err := admit(c.limits.hello, conn, c.log, "node connection (follower)")
 	if err != nil {
 		return
 	}
-	defer release()
+	defer slot.Release()
 	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
 	var hello api.NodeMsg
 	if err := api.NewDecoder(conn).Decode(&hello); err != nil || hello.Type != api.MsgHello {

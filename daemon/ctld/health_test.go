@@ -25,8 +25,10 @@ func TestUnhealthyNode(t *testing.T) {
 	}
 
 	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
-	// More node-fault failures than a job's start may fail: it stays queued.
-	for run := 0; run <= conf.DefaultStartFailureRetries+1; run++ {
+	// As many node-fault failures as a job's start may fail: it stays
+	// queued, and the node, which failed them all, is drained
+	// (RuntimeFailing) until an admin resumes it.
+	for run := 0; run <= conf.DefaultStartFailureRetries; run++ {
 		st := n.expect(api.MsgStart).Start
 		if st.Job.ID != id || st.Run != run {
 			t.Fatalf("start %d: %+v", run, st)
@@ -35,6 +37,13 @@ func TestUnhealthyNode(t *testing.T) {
 			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
 		}})
 		n.expect(api.MsgRemove)
+	}
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": ")
+	if j := tc.job(id); j.State != api.StateQueued || j.StartFailures != 0 {
+		t.Fatalf("job after node faults: %s, %d start failures", j.State, j.StartFailures)
+	}
+	if resp := tc.call(api.Request{Op: api.OpResume, Node: "n1"}); resp.Error != nil {
+		t.Fatalf("resume: %v", resp.Error)
 	}
 	st := n.expect(api.MsgStart).Start
 	n.report(id, st.Run, "running", 0)
@@ -88,6 +97,133 @@ func (tc *testCluster) awaitNode(state, problem string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// awaitNodeProblem waits until show nodes gives the single node state
+// and a first problem starting with prefix.
+func (tc *testCluster) awaitNodeProblem(state, prefix string) {
+	tc.t.Helper()
+	deadline := time.Now().Add(testWait)
+	for {
+		nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes
+		if len(nodes) >= 1 && nodes[0].State == state && len(nodes[0].Problems) > 0 && strings.HasPrefix(nodes[0].Problems[0], prefix) {
+			return
+		}
+		if time.Now().After(deadline) {
+			tc.t.Fatalf("show nodes: %+v, want %s %q...", nodes, state, prefix)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRuntimeFailingNodeDrained (F4): a node whose runtime cannot start
+// containers fails each start as the node's fault; the jobs are not
+// charged a retry, and after nodeFaultStarts such failures the node is
+// drained with a typed reason, so the job runs on another node.
+func TestRuntimeFailingNodeDrained(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8", "n2:8"}, twoShares)
+	bad := tc.attachNode("n1")
+	const why = "job 1.t: start: start job 1.t: create task: the node's container runtime cannot start containers: OCI runtime create failed: runc create failed: no cgroup mount found in mountinfo"
+	id := tc.submit("a", 4, nil)
+	for run := range nodeFaultStarts {
+		st := bad.expect(api.MsgStart).Start
+		if st.Job.ID != id || st.Run != run {
+			t.Fatalf("start %d: %+v", run, st)
+		}
+		bad.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
+		}})
+		bad.expect(api.MsgRemove)
+	}
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	bad.quiet(300 * time.Millisecond) // no fourth start there
+	if j := tc.job(id); j.State != api.StateQueued || j.StartFailures != 0 {
+		t.Fatalf("job after its node failed it: %s %q, %d start failures", j.State, j.Reason, j.StartFailures)
+	}
+	if got := counterValue(t, tc.ctl, "sharq_node_runtime_drains_total"); got != 1 {
+		t.Fatalf("sharq_node_runtime_drains_total = %v", got)
+	}
+	// Another node runs it.
+	good := tc.attachNode("n2")
+	st := good.expect(api.MsgStart).Start
+	if st.Job.ID != id {
+		t.Fatalf("start on n2: %+v", st)
+	}
+	good.report(id, st.Run, "running", 0)
+	good.report(id, st.Run, "exited", 0)
+	if j := tc.waitState(id, api.StateFinished); j.ExitStatus == nil || *j.ExitStatus != 0 || j.StartFailures != 0 {
+		t.Fatalf("job on n2: exit %v, %d start failures", j.ExitStatus, j.StartFailures)
+	}
+	// Repaired: the admin resumes n1, which takes jobs again.
+	if resp := tc.call(api.Request{Op: api.OpResume, Node: "n1"}); resp.Error != nil {
+		t.Fatalf("resume: %v", resp.Error)
+	}
+	next := tc.submit("a", 4, nil)
+	if st := bad.expect(api.MsgStart).Start; st.Job.ID != next {
+		t.Fatalf("start on n1 after resume: %+v", st)
+	}
+}
+
+// TestRuntimeFailingNodeRetried (F4): a node drained for its runtime gets
+// one trial start after Limits.RuntimeRetry (at its next heartbeat): one
+// that fails the node's way drains it again at once, one that runs clears
+// it. The job is never charged.
+func TestRuntimeFailingNodeRetried(t *testing.T) {
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{RuntimeRetry: time.Nanosecond})
+	n := tc.attachNode("n1")
+	const why = "job 1.t: start: create task: the node's container runtime cannot start containers: no cgroup mount found"
+	id := tc.submit("a", 4, nil)
+	fail := func(run int) {
+		t.Helper()
+		st := n.expect(api.MsgStart).Start
+		if st.Job.ID != id || st.Run != run {
+			t.Fatalf("start %d: %+v", run, st)
+		}
+		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
+		}})
+		n.expect(api.MsgRemove)
+	}
+	for run := range nodeFaultStarts {
+		fail(run)
+	}
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	// The trial at the next heartbeat fails: drained again at once.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
+	fail(nodeFaultStarts)
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	n.quiet(200 * time.Millisecond)
+	// Repaired: the next trial runs, and the node is up again.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Run != nodeFaultStarts+1 {
+		t.Fatalf("trial start: %+v", st)
+	}
+	n.report(id, st.Run, "running", 0)
+	tc.awaitNode("up", "")
+	n.report(id, st.Run, "exited", 0)
+	if j := tc.waitState(id, api.StateFinished); j.StartFailures != 0 || j.ExitStatus == nil || *j.ExitStatus != 0 {
+		t.Fatalf("job: exit %v, %d start failures", j.ExitStatus, j.StartFailures)
+	}
+	if got := counterValue(t, tc.ctl, "sharq_node_runtime_drains_total"); got != 2 {
+		t.Fatalf("sharq_node_runtime_drains_total = %v, want 2", got)
+	}
+}
+
+// counterValue reads a counter of the controller's metrics.
+func counterValue(t *testing.T, c *Controller, name string) float64 {
+	t.Helper()
+	mfs, err := c.met.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 // The node's reason for an exit (a memory kill) becomes the job's comment.

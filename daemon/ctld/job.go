@@ -16,6 +16,10 @@ type job struct {
 	// parts tracks the nodes of a running job: exited and exit status.
 	parts   map[string]*part
 	charged int64 // bytes counted against the owner (userbytes.go)
+	queued  int   // jobs counted against the owner in its share (queuedlimit.go)
+	// startErr is why its last start failed through its own fault (a
+	// node's words): the comment of a job that fails for it.
+	startErr string
 }
 
 type part struct {

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -17,12 +18,27 @@ type Limits struct {
 	ConnsPerUser int
 	// HelloPending caps the node connections that have not said hello
 	// yet, in all; default 256. HelloPerAddr caps them per remote address;
-	// default 16.
+	// default 16. A new connection over either cap closes the oldest one
+	// still silent (conns.Pending): it is not refused.
 	HelloPending, HelloPerAddr int
 	// HelloTimeout is how long a node connection has to say hello; default 5s.
 	HelloTimeout time.Duration
-	// UserBytes caps the script, environment and command bytes of one
-	// user's unfinished jobs (userbytes.go); default 64 MiB.
+	// ClientPending and ClientPendingPerAddr are HelloPending and
+	// HelloPerAddr for the TCP client port (client_listen), whose
+	// connections until their first credential and request line hold
+	// slots of their own, never a node's; defaults 256 and 16.
+	ClientPending, ClientPendingPerAddr int
+	// ClientHelloTimeout is how long a new client connection has to send
+	// its first credential line (then its request has requestTimeout, and
+	// until it is read a newer connection may take its slot); default 5s.
+	ClientHelloTimeout time.Duration
+	// RuntimeRetry is how long a node drained because its container
+	// runtime failed jobs' starts (runtimefail.go) stays so before it is
+	// resumed on trial; default 10 minutes.
+	RuntimeRetry time.Duration
+	// UserBytes caps the bytes one user's unfinished jobs make the
+	// controller hold (userbytes.go); 0: the cluster's
+	// max_job_bytes_per_user.
 	UserBytes int64
 }
 
@@ -39,26 +55,37 @@ func (l Limits) withDefaults() Limits {
 	if l.HelloTimeout <= 0 {
 		l.HelloTimeout = 5 * time.Second
 	}
-	if l.UserBytes <= 0 {
-		l.UserBytes = defaultUserBytes
+	if l.RuntimeRetry <= 0 {
+		l.RuntimeRetry = nodeFaultWindow
+	}
+	if l.ClientPending <= 0 {
+		l.ClientPending = 256
+	}
+	if l.ClientPendingPerAddr <= 0 {
+		l.ClientPendingPerAddr = 16
+	}
+	if l.ClientHelloTimeout <= 0 {
+		l.ClientHelloTimeout = 5 * time.Second
 	}
 	return l
 }
 
-// connLimits are the limiters of a running controller.
+// connLimits are the limiters of a running controller: node hellos,
+// client connections before their credential, and each uid's client
+// connections, which never share slots.
 type connLimits struct {
 	Limits
-	perUser  *conns.Limiter // key: uid
-	hello    *conns.Limiter // key: "" (all unauthenticated node connections)
-	helloPer *conns.Limiter // key: remote IP
+	perUser *conns.Limiter // key: uid
+	hello   *conns.Pending // key: remote IP; node connections before their hello
+	client  *conns.Pending // key: remote IP; TCP client connections before their credential
 }
 
 func newConnLimits(l Limits) *connLimits {
 	l = l.withDefaults()
 	return &connLimits{Limits: l,
-		perUser:  conns.NewLimiter("client connections of uid", l.ConnsPerUser),
-		hello:    conns.NewLimiter("node connections without hello", l.HelloPending),
-		helloPer: conns.NewLimiter("node connections without hello from", l.HelloPerAddr),
+		perUser: conns.NewLimiter("client connections of uid", l.ConnsPerUser),
+		hello:   conns.NewPending("node connections without hello", l.HelloPerAddr, l.HelloPending),
+		client:  conns.NewPending("client connections without a credential", l.ClientPendingPerAddr, l.ClientPending),
 	}
 }
 
@@ -67,20 +94,23 @@ func (cl *connLimits) user(uid uint32) (func(), error) {
 	return cl.perUser.Acquire(strconv.FormatUint(uint64(uid), 10))
 }
 
-// unauthenticated takes a slot for a node connection until its hello.
-func (cl *connLimits) unauthenticated(remote net.Addr) (func(), error) {
+// admit takes a slot of p for conn until it has spoken, closing the
+// oldest silent connections of its address (or of all) if the slots are
+// full; what it closed is logged as what.
+func admit(p *conns.Pending, conn net.Conn, log *slog.Logger, what string) (*conns.Slot, error) {
+	host := addrHost(conn.RemoteAddr())
+	s, evicted, err := p.Admit(host, func() { conn.Close() })
+	if len(evicted) > 0 {
+		log.Warn(what+": closed the oldest silent connections to make room", "remote", conn.RemoteAddr(), "closed_from", evicted)
+	}
+	return s, err
+}
+
+// addrHost is a remote address without its port.
+func addrHost(remote net.Addr) string {
 	host := remote.String()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	all, err := cl.hello.Acquire("all")
-	if err != nil {
-		return nil, err
-	}
-	one, err := cl.helloPer.Acquire(host)
-	if err != nil {
-		all()
-		return nil, err
-	}
-	return func() { one(); all() }, nil
+	return host
 }

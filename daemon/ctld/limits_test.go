@@ -64,14 +64,12 @@ func TestClientConnectionsCappedPerUID(t *testing.T) {
 	}
 }
 
-// TestNodeConnectionsWithoutHello: connections that do not say hello hold
-// one of a few slots per address, are closed after the hello timeout, and
-// do not keep a real node out once they are gone.
+// TestNodeConnectionsWithoutHello: connections that do not say hello are
+// closed after the hello timeout, and do not keep a real node out once
+// they are gone.
 func TestNodeConnectionsWithoutHello(t *testing.T) {
-	// Both idle connections must still be held when the second is
-	// counted: the hello timeout outlasts opening them on a loaded machine.
-	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{HelloPerAddr: 2, HelloTimeout: 2 * time.Second})
-	held := func() int { return tc.ctl.limits.helloPer.Held("127.0.0.1") }
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "", Limits{HelloPerAddr: 2, HelloTimeout: 200 * time.Millisecond})
+	held := func() int { return tc.ctl.limits.hello.Held("127.0.0.1") }
 	var idle []net.Conn
 	for range 2 {
 		c, err := net.Dial("tcp", tc.listen)
@@ -80,16 +78,6 @@ func TestNodeConnectionsWithoutHello(t *testing.T) {
 		}
 		defer c.Close()
 		idle = append(idle, c)
-	}
-	waitHeld(t, held, 2)
-	extra, err := net.Dial("tcp", tc.listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer extra.Close()
-	extra.SetReadDeadline(time.Now().Add(testWait))
-	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
-		t.Fatalf("a third connection without hello: read %v, want EOF (closed by the controller)", err)
 	}
 	for _, c := range idle {
 		c.SetReadDeadline(time.Now().Add(testWait))
@@ -102,5 +90,92 @@ func TestNodeConnectionsWithoutHello(t *testing.T) {
 	id := tc.submit("a", 1, nil)
 	if m := n.expect(api.MsgStart); m.Start.Job.ID != id {
 		t.Fatalf("start %+v", m.Start)
+	}
+}
+
+// TestClientConnectionWithoutCredentialClosed: a TCP client connection
+// that sends nothing is closed after ClientHelloTimeout, and gives its slot
+// back.
+func TestClientConnectionWithoutCredentialClosed(t *testing.T) {
+	addr := freeAddr(t)
+	tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares, "client_listen = \""+addr+"\"",
+		Limits{ClientHelloTimeout: 200 * time.Millisecond})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(testWait))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("silent client connection: read %v, want EOF", err)
+	}
+	waitHeld(t, func() int { return tc.ctl.limits.client.Total() }, 0)
+}
+
+// dialFrom connects to addr from the loopback address local.
+func dialFrom(t *testing.T, local, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: testWait}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial %s from %s: %v", addr, local, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestSilentConnectionsLockNobodyOut (N1): an attacker holding as many
+// silent connections as the controller allows, on the node port and the
+// TCP client port, from the node's own address or from many, with no
+// timeout to free them, does not keep a node from saying hello nor another
+// user from sending a request; the client port's connections take none of
+// the node port's slots.
+func TestSilentConnectionsLockNobodyOut(t *testing.T) {
+	const perAddr, total = 4, 16
+	tests := []struct {
+		name  string
+		addrs []string // where the attacker connects from
+	}{
+		{"one address", []string{"127.0.0.1"}},
+		{"many addresses", []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := startMunged(t, "")
+			addr := freeAddr(t)
+			tc := newTestClusterLimits(t, []string{"n1:8"}, twoShares,
+				"client_listen = \""+addr+"\"\nmunge_socket = \""+m.Socket+"\"",
+				Limits{HelloPerAddr: perAddr, HelloPending: total, HelloTimeout: time.Hour,
+					ClientPendingPerAddr: perAddr, ClientPending: total, ClientHelloTimeout: time.Hour})
+			// The client port first: were its slots the node port's, no
+			// node could say hello below.
+			for _, from := range tt.addrs {
+				for range perAddr + 2 {
+					dialFrom(t, from, addr)
+				}
+			}
+			want := min(perAddr*len(tt.addrs), total)
+			waitHeld(t, tc.ctl.limits.client.Total, want)
+			if got := tc.ctl.limits.hello.Total(); got != 0 {
+				t.Fatalf("client connections hold %d node hello slots", got)
+			}
+			for _, from := range tt.addrs {
+				for range perAddr + 2 {
+					dialFrom(t, from, tc.listen)
+				}
+			}
+			waitHeld(t, tc.ctl.limits.hello.Total, want)
+			// A node from the attacker's own address says hello.
+			n := tc.attachNode("n1")
+			// Another user's request on the client port.
+			req := submitLine(t, "victim")
+			cred := line(t, api.Credential{V: api.Version, Munge: credentialAs(t, m.Socket, remoteUID, api.RequestPayload(req), 60)})
+			if resp := remoteCall(t, addr, cred, req); resp.Error != nil {
+				t.Fatalf("another user's request: %v", resp.Error)
+			}
+			if st := n.expect(api.MsgStart); st.Start.Job.Name != "victim" {
+				t.Fatalf("start %+v", st.Start)
+			}
+		})
 	}
 }

@@ -32,6 +32,7 @@ type metrics struct {
 	// Pending jobs by share and reason, nodes' state, failed spool writes.
 	pendingReason *prometheus.GaugeVec
 	nodeUp        *prometheus.GaugeVec
+	runtimeDrains prometheus.Counter
 	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
@@ -80,7 +81,9 @@ func newMetrics() *metrics {
 		Help: "1 when the node is up (connected, not timed out), else 0; drained nodes are up."}, []string{"node", "partition"})
 	m.spoolErrors = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "spool_write_errors_total",
 		Help: "Failed spool writes (the controller stops after one; a restart recovers)."})
-	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors)
+	m.runtimeDrains = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "node_runtime_drains_total",
+		Help: "Nodes drained because their container runtime failed to start jobs (RuntimeFailing in sharqctl show nodes)."})
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

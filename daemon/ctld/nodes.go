@@ -41,6 +41,14 @@ type node struct {
 	requeueAt time.Time
 	// sessionAddr is where the node serves sessions ("" = it does not).
 	sessionAddr string
+	// faults are the recent starts that failed here through the node's
+	// fault; runtimeFail the reason of the drain they caused, since
+	// runtimeFailAt; trial: drained so, it is resumed to see whether a start runs
+	// (runtimefail.go).
+	faults        []time.Time
+	runtimeFail   string
+	runtimeFailAt time.Time
+	trial         bool
 }
 
 // disconnect closes n's connection, if it has one.
@@ -107,8 +115,10 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
 	// Until its hello a connection is nobody's: it holds one of a few
-	// slots, and only briefly.
-	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	// slots of the node port's own, briefly, and a newer connection takes
+	// it if it stays silent; a node that says hello at once gets in
+	// however many silent connections others hold (limits.go).
+	slot, err := admit(c.limits.hello, conn, c.log, "node connection")
 	if err != nil {
 		c.log.Warn("node connection refused", "remote", conn.RemoteAddr(), "err", err)
 		return
@@ -117,7 +127,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
 	var hello api.NodeMsg
 	err = dec.Decode(&hello)
-	release()
+	slot.Release()
 	if err != nil || hello.Type != api.MsgHello {
 		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
@@ -345,6 +355,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	n.lastSeen = now
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
+		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it
 		}
@@ -365,6 +376,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	case api.RunRunning:
 		j.history(s.Time, "container started on "+nc.name)
 		c.markDirty(j.ID)
+		c.runtimeWorks(n)
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
 		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
@@ -414,12 +426,24 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		return
 	}
 	if failedStart && !jobFault {
-		// Every failure was the node's (its runtime is down): not the
-		// job's fault, so it does not count.
+		// Every failure was the node's (its runtime is down or cannot
+		// start containers): not the job's fault, so it does not count;
+		// the node's is counted (runtimefail.go).
+		for name, q := range j.parts {
+			if q.startFailed && q.nodeFault {
+				c.nodeFaultStart(c.node(name), q.err, now)
+			}
+		}
 		c.lostJob(j, now, "could not start on "+nodeName+": "+errText, false)
 		return
 	}
 	if failedStart {
+		j.startErr = ""
+		for _, q := range j.parts {
+			if q.startFailed && !q.nodeFault && q.err != "" && (j.startErr == "" || q.refused) {
+				j.startErr = q.err
+			}
+		}
 		c.startFailed(j, refused)
 		return
 	}
@@ -529,7 +553,7 @@ func (c *Controller) syncDrain(n *node) error {
 	if c.cfg.Node(n.name) == nil {
 		return nil // a ghost in the core: nothing is placed there anyway
 	}
-	want := n.drained || n.unhealthy != "" || n.silent
+	want := n.drained || n.unhealthy != "" || n.silent || n.runtimeFail != ""
 	for _, ni := range c.core.Nodes() {
 		if ni.Name == n.name && ni.Drained == want {
 			return nil
@@ -557,13 +581,16 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 				st.State = "down"
 				st.Problems = append(st.Problems, fmt.Sprintf("unreachable: its jobs are requeued at %s unless it comes back",
 					n.requeueAt.UTC().Format(time.RFC3339)))
-			case n.drained:
+			case n.drained || n.runtimeFail != "":
 				st.State = "drained"
 			case n.unhealthy != "" && ni.Up:
 				st.State = "unhealthy"
 			}
 			if n.unhealthy != "" {
 				st.Problems = append([]string{n.unhealthy}, st.Problems...)
+			}
+			if n.runtimeFail != "" {
+				st.Problems = append([]string{n.runtimeFail}, st.Problems...)
 			}
 		}
 		out = append(out, st)

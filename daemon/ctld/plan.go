@@ -27,12 +27,18 @@ func (c *Controller) pass() {
 	for _, f := range plan.Failed {
 		if j := c.jobs[string(f.Job)]; j != nil {
 			var status *int
+			reason := f.Reason.String()
 			if f.Reason == sched.ReasonStartFailureRetries || f.Reason == sched.ReasonStartRefused {
 				st := -1 // as PBS's JOB_EXEC_FAIL1: the job never ran
 				status = &st
 				j.StartFailures++
+				if j.startErr != "" {
+					// The comment says why (qstat -f), not only the
+					// history: "StartRefused: job work directory refused: ...".
+					reason += ": " + j.startErr
+				}
 			}
-			c.finish(j, now, status, f.Reason.String(), "failed: "+f.Reason.String())
+			c.finish(j, now, status, reason, "failed: "+f.Reason.String())
 		}
 	}
 	for _, id := range plan.Requeued {
@@ -125,6 +131,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 	j.history(now, "started on "+strings.Join(where, " "))
 	c.markDirty(j.ID)
 	c.met.startLatency.Observe(now.Sub(j.SubmitTime).Seconds())
+	c.startDefaults(j, nodes)
 	order := c.startOrder(j, nodes)
 	for i, a := range s.Allocs {
 		o := order

@@ -48,19 +48,27 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 	defer c.survive("remote client")
 	defer conn.Close()
 	remote := conn.RemoteAddr().String()
-	// Until its first credential checks out a connection is nobody's: it
-	// holds one of a few slots per address (limits.go); then one of its uid's.
-	release, err := c.limits.unauthenticated(conn.RemoteAddr())
+	// Until its first credential and request come a connection is
+	// nobody's: it holds a slot of the client port's own (limits.go), which
+	// a newer connection takes if it stays silent; then one of its uid's.
+	slot, err := admit(c.limits.client, conn, c.log, "remote client")
 	if err != nil {
 		c.log.Warn("remote client refused", "remote", remote, "err", err)
+		conn.SetWriteDeadline(time.Now().Add(requestTimeout))
+		api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
 		return
 	}
+	release := slot.Release
 	defer func() { release() }()
 	authenticated := false
 	var owner uint32 // the uid of the connection's first credential
 	dec := api.NewDecoder(conn)
 	for {
-		conn.SetReadDeadline(time.Now().Add(requestTimeout))
+		wait := requestTimeout
+		if !authenticated {
+			wait = c.limits.ClientHelloTimeout
+		}
+		conn.SetReadDeadline(time.Now().Add(wait))
 		dec.SetLimit(api.MaxCredentialLine)
 		credLine, err := dec.ReadLine()
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
@@ -70,11 +78,17 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 			c.refuseRemote(conn, remote, nil, err)
 			return
 		}
+		// The request may be megabytes (a script): it has the usual
+		// time, and the connection stays evictable until it is read.
+		conn.SetReadDeadline(time.Now().Add(requestTimeout))
 		dec.SetLimit(api.MaxMessage)
 		reqLine, err := dec.ReadLine()
 		if err != nil {
 			c.refuseRemote(conn, remote, nil, err)
 			return
+		}
+		if !authenticated {
+			slot.Settle() // being checked: no newer connection takes its slot
 		}
 		conn.SetReadDeadline(time.Time{})
 		id, aerr := c.remoteIdentity(ctx, credLine, reqLine)

@@ -332,6 +332,14 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
 	}
 
+	if a.Name != nil || a.Deps != nil {
+		after := j.Job
+		after.Name, after.Deps = name, deps
+		if e := c.checkRecharge(j, jobBytes(&after)); e != nil {
+			return e
+		}
+	}
+
 	// 2. One event to the core; if it refuses, nothing has changed.
 	var ev sched.Event
 	switch {
@@ -358,6 +366,7 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		j.history(now, "dependencies or start time changed by "+id.User)
 	}
 	j.Priority, j.PBSPriority, j.Resources.Walltime, j.Name, j.Deps, j.NotBefore = prio, order, walltime, name, deps, nb
+	c.recharge(j)
 	c.markDirty(j.ID)
 	c.needPass = true
 	return nil
@@ -529,10 +538,13 @@ func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
 		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("no node %q", name)}
 	}
 	n := c.node(name)
-	was := n.drained
+	was, faults, failing := n.drained, n.faults, n.runtimeFail
 	n.drained = drain
+	if !drain {
+		n.clearRuntimeFail() // the admin says its runtime is repaired
+	}
 	if err := c.syncDrain(n); err != nil {
-		n.drained = was
+		n.drained, n.faults, n.runtimeFail = was, faults, failing
 		return &api.Error{Code: api.CodeBadRequest, Message: err.Error()}
 	}
 	if err := c.saveDrained(); err != nil {

@@ -38,7 +38,7 @@ func TestStartFailuresCountedAcrossRestarts(t *testing.T) {
 	n = tc.attachNode("n1")
 	fail(n)
 	j := tc.waitState(id, api.StateFinished)
-	if j.Reason != "StartFailureRetriesExhausted" || j.ExitStatus == nil || *j.ExitStatus != -1 ||
+	if j.Reason != "StartFailureRetriesExhausted: image not found" || j.ExitStatus == nil || *j.ExitStatus != -1 ||
 		j.StartFailures != conf.DefaultStartFailureRetries+1 || j.Preemptions != 0 || j.NodeFailures != 0 {
 		t.Fatalf("after the third failed start: reason %q exit %v start failures %d preemptions %d node failures %d",
 			j.Reason, j.ExitStatus, j.StartFailures, j.Preemptions, j.NodeFailures)
@@ -79,8 +79,11 @@ func TestPathRefusalFailsAtOnce(t *testing.T) {
 	}})
 	n.expect(api.MsgRemove)
 	j := tc.waitState(id, api.StateFinished)
-	if j.Reason != "StartRefused" || j.ExitStatus == nil || *j.ExitStatus != -1 || j.StartFailures != 1 {
-		t.Fatalf("reason %q exit %v start failures %d, want StartRefused, -1, 1", j.Reason, j.ExitStatus, j.StartFailures)
+	// The refusal's words are the job's comment (qstat -f), not only in
+	// its history (N8).
+	const want = "StartRefused: cannot create job output file /root/out as 1000:1000: permission denied"
+	if j.Reason != want || j.ExitStatus == nil || *j.ExitStatus != -1 || j.StartFailures != 1 {
+		t.Fatalf("reason %q exit %v start failures %d, want %q, -1, 1", j.Reason, j.ExitStatus, j.StartFailures, want)
 	}
 	n.quiet(200 * time.Millisecond) // no second start
 }

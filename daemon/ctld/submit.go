@@ -69,6 +69,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	if e := c.checkCanRun(j); e != nil {
 		return "", e
 	}
+	if e := c.checkQueued(id.UID, id.User, &j.Job); e != nil {
+		return "", e
+	}
 	seq, err := c.allocSeq()
 	if err != nil {
 		return "", &api.Error{Code: api.CodeInternal, Message: "allocate job id: " + err.Error()}
@@ -177,6 +180,7 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if e := c.checkSiteResources(p.Name, r); e != nil {
 		return e
 	}
+	submitDefaults(p, r)
 	if e := checkInteractive(p, &j.Job); e != nil {
 		return e
 	}

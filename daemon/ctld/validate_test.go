@@ -193,7 +193,7 @@ func TestUserScriptBytesCapped(t *testing.T) {
 		}
 		ids = append(ids, resp.JobID)
 	}
-	if resp := callAs(tc.ctl, mallory, spec()); resp.Error == nil || !strings.Contains(resp.Error.Message, "would pass the limit") {
+	if resp := callAs(tc.ctl, mallory, spec()); resp.Error == nil || !strings.Contains(resp.Error.Message, "would pass max_job_bytes_per_user") {
 		t.Fatalf("fourth submit: %+v", resp.Error)
 	}
 	if resp := callAs(tc.ctl, alice, spec()); resp.Error != nil {

@@ -2,6 +2,9 @@ package noded_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -96,4 +99,44 @@ func TestContainerdDownAndBack(t *testing.T) {
 	}
 	p4.stop(t, "60.t", 0, "deleted")
 	p4.state(t, "60.t", "exited")
+}
+
+// TestBrokenRuncIsTheNodesFault (F4): a node whose runc cannot create
+// containers (here one that says "no cgroup mount found" to every create,
+// as a node without its cgroup mount does) reports each start as the
+// node's fault, which the controller does not charge to the job and
+// counts towards draining the node.
+func TestBrokenRuncIsTheNodesFault(t *testing.T) {
+	real, err := exec.LookPath("runc")
+	if err != nil {
+		t.Skip("no runc")
+	}
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	script := "#!/bin/sh\nfor a; do [ \"$a\" = create ] && { echo 'runc create failed: no cgroup mount found in mountinfo' >&2; exit 1; }; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "runc"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The private containerd, and the shims it starts, find this runc.
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	d, err := testenv.StartContainerd("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			t.Errorf("stop containerd: %v", err)
+		}
+	})
+	e := newEnvOn(t, d.Socket)
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	p.start(t, e.order(t, "70.t", "echo never"))
+	f := p.state(t, "70.t", "failed")
+	if !f.NodeFault || !strings.Contains(f.Error, "container runtime cannot start containers") {
+		t.Fatalf("start with a broken runc: %+v, want the node's fault", f)
+	}
+	if _, ok := taskOf(t, e.runtime(t, "n1"), "70.t"); ok {
+		t.Error("a container exists for a failed start")
+	}
 }

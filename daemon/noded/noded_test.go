@@ -256,6 +256,10 @@ func TestFailedStart(t *testing.T) {
 			if f.Refusal != c.refusal {
 				t.Errorf("refusal %q, want %q", f.Refusal, c.refusal)
 			}
+			if f.NodeFault {
+				// It would drain the node (runtime.ErrRuntime).
+				t.Errorf("the job's own failure %q reported as the node's fault", f.Error)
+			}
 			if _, ok := taskOf(t, e.runtime(t, "n1"), c.id); ok {
 				t.Error("a container exists for a failed start")
 			}

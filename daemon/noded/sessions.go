@@ -29,13 +29,19 @@ const (
 	// maxTokens bounds the tokens a node holds (the controller sends one
 	// per session request; unused ones expire).
 	maxTokens = 1024
-	// maxSessionConns bounds the session connections of a node at once.
-	maxSessionConns = 256
-	// maxPendingPerAddr bounds the connections of one address that have
-	// not presented a session's token yet: one host (anyone who can reach
-	// the port, not only the cluster's users) holding idle connections for
-	// their hello wait takes that many of the maxSessionConns, not all.
+	// maxPending bounds the session connections of a node that have not
+	// shown a session's token yet, and maxPendingPerAddr those of one
+	// address: a new connection over either closes the oldest one still
+	// silent (conns.Pending) rather than being refused, so no host holding
+	// idle connections (anyone who can reach the port, not only the
+	// cluster's users) keeps another from its session.
+	maxPending        = 128
 	maxPendingPerAddr = 16
+	// maxSessionsPerUser bounds the sessions of one uid on a node at
+	// once, and maxSessions those of all: one user's sessions cannot take
+	// every other user's.
+	maxSessionsPerUser = 64
+	maxSessions        = 1024
 	// helloWait bounds the wait for a client's Hello.
 	helloWait = 10 * time.Second
 	// tokenWait is how long a Hello waits for its token, which the
@@ -64,22 +70,27 @@ type sessions struct {
 	log   *slog.Logger
 	wait  time.Duration // tokenWait
 
-	mu      sync.Mutex
-	tokens  map[string]*api.SessionOrder
-	used    map[string]time.Time // tokens presented, until they expire
-	granted chan struct{}        // closed (and replaced) when a token arrives
-	live    map[string]map[*liveSession]bool
-	primary map[string]bool        // jobs whose own session has connected (once)
-	told    map[string]*runNotices // what each job's run was told (notices.go)
-	conns   int
-	pending *conns.Limiter // per remote address: connections without a token yet
+	mu        sync.Mutex
+	tokens    map[string]*api.SessionOrder
+	used      map[string]time.Time // tokens presented, until they expire
+	granted   chan struct{}        // closed (and replaced) when a token arrives
+	live      map[string]map[*liveSession]bool
+	primary   map[string]bool        // jobs whose own session has connected (once)
+	told      map[string]*runNotices // what each job's run was told (notices.go)
+	pending   *conns.Pending         // per remote address: connections without a token yet
+	perUser   *conns.Limiter         // per uid: sessions past their token
+	all       *conns.Limiter         // key "on this node": every session past its token
+	helloWait time.Duration          // helloWait
 }
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
 		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{},
-		pending: conns.NewLimiter("session connections without a token from", maxPendingPerAddr)}
+		pending:   conns.NewPending("session connections without a token", maxPendingPerAddr, maxPending),
+		perUser:   conns.NewLimiter("sessions of uid", maxSessionsPerUser),
+		all:       conns.NewLimiter("sessions", maxSessions),
+		helloWait: helloWait}
 }
 
 // grant records a token the controller sent.
@@ -179,35 +190,31 @@ func (s *sessions) serve(ctx context.Context, l net.Listener) {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		s.mu.Lock()
-		full := s.conns >= maxSessionConns
-		if !full {
-			s.conns++
+		host := remoteHost(c.RemoteAddr())
+		slot, evicted, err := s.pending.Admit(host, func() { c.Close() })
+		if len(evicted) > 0 {
+			s.log.Warn("session port: closed the oldest connections that showed no token, to make room", "remote", c.RemoteAddr(), "closed_from", evicted)
 		}
-		s.mu.Unlock()
-		var release func()
-		if !full {
-			if release, err = s.pending.Acquire(remoteHost(c.RemoteAddr())); err != nil {
-				s.mu.Lock()
-				s.conns--
-				s.mu.Unlock()
-				full = true
-			}
-		}
-		if full {
-			c.Close()
+		if err != nil {
+			s.log.Warn("session refused", "remote", c.RemoteAddr(), "why", err)
+			go func() {
+				defer c.Close()
+				c.SetWriteDeadline(time.Now().Add(time.Second))
+				session.NewWriter(c).Text(session.TypeRefused, err.Error())
+			}()
 			continue
 		}
-		go func() {
-			defer func() {
-				release()
-				s.mu.Lock()
-				s.conns--
-				s.mu.Unlock()
-			}()
-			s.handleAuth(ctx, c, release)
-		}()
+		go s.handleAuth(ctx, c, slot)
 	}
+}
+
+// nodeName is the node's name for messages ("this node" without a
+// supervisor).
+func (s *sessions) nodeName() string {
+	if s.sup == nil || s.sup.node == "" {
+		return "this node"
+	}
+	return s.sup.node
 }
 
 // remoteHost is the address a connection comes from, without its port.
@@ -223,12 +230,17 @@ func remoteHost(a net.Addr) string {
 }
 
 // handle runs one session connection.
-func (s *sessions) handle(ctx context.Context, c net.Conn) { s.handleAuth(ctx, c, func() {}) }
+func (s *sessions) handle(ctx context.Context, c net.Conn) { s.handleAuth(ctx, c, nil) }
 
-// handleAuth is handle, calling authenticated once the connection has
-// presented a good token (and, where needed, its MUNGE credential).
-func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated func()) {
+// handleAuth is handle for a connection that holds slot of s.pending
+// (nil: none) until it has presented a good token (and, where needed, its
+// MUNGE credential); it then holds a session slot of its uid's and one of
+// the node's, or is refused with the limit named.
+func (s *sessions) handleAuth(ctx context.Context, c net.Conn, slot *conns.Slot) {
 	defer c.Close()
+	if slot != nil {
+		defer slot.Release()
+	}
 	remote := c.RemoteAddr().String()
 	w := session.NewWriter(c)
 	refuse := func(format string, a ...any) {
@@ -237,7 +249,7 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated fun
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		w.Text(session.TypeRefused, msg)
 	}
-	c.SetReadDeadline(time.Now().Add(helloWait))
+	c.SetReadDeadline(time.Now().Add(s.helloWait))
 	r := bufio.NewReader(c)
 	f, err := session.ReadFrame(r)
 	if err != nil || f.Type != session.TypeHello {
@@ -258,6 +270,13 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated fun
 		refuse("unknown, used or expired session token")
 		return
 	}
+	if slot != nil {
+		// A token the controller granted: no newer connection takes
+		// its slot while its credential is checked. (Until then it may:
+		// hellos with made-up tokens, which wait tokenWait for nothing,
+		// must not fill the slots.)
+		slot.Settle()
+	}
 	log := s.log.With("job", o.JobID, "uid", o.UID, "remote", remote)
 	if o.Munge {
 		if h.Munge == "" {
@@ -274,11 +293,25 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, authenticated fun
 			return
 		}
 	}
+	releaseUser, err := s.perUser.Acquire(strconv.FormatUint(uint64(o.UID), 10))
+	if err != nil {
+		refuse("node %s: %v", s.nodeName(), err)
+		return
+	}
+	defer releaseUser()
+	releaseAll, err := s.all.Acquire("on node " + s.nodeName())
+	if err != nil {
+		refuse("%v", err)
+		return
+	}
+	defer releaseAll()
 	if !s.use(h.Token, o) {
 		refuse("unknown, used or expired session token")
 		return
 	}
-	authenticated()
+	if slot != nil {
+		slot.Release()
+	}
 	j, err := s.waitJob(ctx, o)
 	if err != nil {
 		refuse("%v", err)

@@ -175,6 +175,13 @@ func (s *supervisor) start(o *api.StartOrder) {
 			s.failNode(id, run, why)
 			return
 		}
+		if errors.Is(err, runtime.ErrRuntime) {
+			// runc itself fails here (no cgroup mount...): the node's
+			// fault; the controller requeues the job without counting
+			// it, and drains a node that keeps failing so.
+			s.failNode(id, run, fmt.Sprintf("job %s: start: %v", id, err))
+			return
+		}
 		s.fail(id, run, fmt.Errorf("job %s: start: %w", id, err))
 		return
 	}
@@ -507,9 +514,10 @@ func startRefusal(err error) api.StartRefusal {
 }
 
 // failNode reports a run that could not start because of the node (its
-// runtime is unavailable): the controller requeues the job.
+// runtime is unavailable or cannot start containers): the controller
+// requeues the job.
 func (s *supervisor) failNode(id string, run int, why string) {
-	s.log.Error("job could not start: the node is unhealthy", "job", id, "run", run, "why", why)
+	s.log.Error("job could not start: the node's fault", "job", id, "run", run, "why", why)
 	s.out.push(api.JobStateMsg{JobID: id, Run: run, State: stateFailed, ExitStatus: ExitUnknown, Error: why, NodeFault: true, Time: time.Now()})
 }
 
