@@ -92,6 +92,8 @@ type Controller struct {
 	preempted map[string]int           // per share, since start
 	userBytes map[uint32]int64         // per uid: script and environment bytes of unfinished jobs
 	grants    map[grantKey][]time.Time // session tokens not yet expired, per uid and node (session.go)
+	// requestIDs are the recent submissions' request ids (requestids.go).
+	requestIDs *requestIDs
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time
@@ -124,6 +126,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		now:         opts.Now,
 		ops:         make(chan *op, 4096),
 		jobs:        map[string]*job{},
+		requestIDs:  newRequestIDs(),
 		nodes:       map[string]*node{},
 		dirty:       map[string]bool{},
 		waiters:     map[string][]func(*job){},

@@ -16,6 +16,9 @@ type job struct {
 	// parts tracks the nodes of a running job: exited and exit status.
 	parts   map[string]*part
 	charged int64 // bytes counted against the owner (userbytes.go)
+	// request is the submission's request id (requestids.go), stored
+	// with the job.
+	request string
 }
 
 type part struct {
@@ -30,7 +33,7 @@ type part struct {
 
 // record encodes the job for the spool.
 func (j *job) record() (spool.Record, error) {
-	b, err := encodeRecord(&j.Job)
+	b, err := encodeRequestRecord(&j.Job, j.request)
 	if err != nil {
 		return spool.Record{}, err
 	}
@@ -43,11 +46,11 @@ func (j *job) record() (spool.Record, error) {
 
 // decodeJob reads a spool record.
 func decodeJob(r spool.Record) (*job, error) {
-	aj, err := decodeRecord(r.ID, r.Data)
+	aj, request, err := decodeRequestRecord(r.ID, r.Data)
 	if err != nil {
 		return nil, err
 	}
-	return &job{Job: aj}, nil
+	return &job{Job: aj, request: request}, nil
 }
 
 func (j *job) history(now time.Time, what string) {

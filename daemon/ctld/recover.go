@@ -63,6 +63,7 @@ func (c *Controller) rebuild() error {
 	c.core = core
 	c.jobs, c.nodes, c.dirty = map[string]*job{}, map[string]*node{}, map[string]bool{}
 	c.userBytes = map[uint32]int64{}
+	c.requestIDs = newRequestIDs()
 	c.outbox = c.outbox[:0]
 	if err := c.restore(bgctx); err != nil {
 		return fmt.Errorf("rebuild after a panic: %w", err)

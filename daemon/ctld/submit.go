@@ -30,7 +30,8 @@ const maxSubmitRecord = spool.MaxRecordSize - 128<<10
 // those it stores (the scheduling pass sets the new job's pending reason
 // first).
 func checkRecordSize(j *job) *api.Error {
-	if n, ok := recordBound(&j.Job); ok && n <= maxSubmitRecord {
+	// The request id is checked plain ASCII: it encodes as itself.
+	if n, ok := recordBound(&j.Job); ok && n+len(`,"request":""`)+len(j.request) <= maxSubmitRecord {
 		return nil
 	}
 	rec, err := j.record()
@@ -48,6 +49,12 @@ func checkRecordSize(j *job) *api.Error {
 func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Error) {
 	if spec == nil {
 		return "", badRequest("submit: no job")
+	}
+	if err := checkRequestID(spec.RequestID); err != nil {
+		return "", badRequest("submit: " + err.Error())
+	}
+	if jid, ok := c.repeatedSubmit(id, spec); ok {
+		return jid, nil
 	}
 	j := &job{Job: fromSpec(&spec.Job)}
 	j.Priority = -1 // the share's default, filled by checkSubmit
@@ -78,6 +85,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 		j.ID = arrayID(seq, cl)
 	}
 	j.Owner = api.Owner{User: id.User, UID: id.UID, GID: id.GID, Groups: id.Groups}
+	j.request = spec.RequestID
 	j.SubmitTime = now
 	j.State = api.StateQueued
 	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
@@ -110,6 +118,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	}
 	j.history(now, "submitted to "+j.Share)
 	c.jobs[j.ID] = j
+	if j.request != "" {
+		c.requestIDs.add(requestKey{uid: id.UID, id: spec.RequestID}, j.ID, now, now)
+	}
 	c.charge(j)
 	c.markDirty(j.ID)
 	c.needPass = true
