@@ -29,7 +29,9 @@ func haTOML(endpoint string) string {
 // Two controllers on one etcd: the second waits while the first leads,
 // takes over when the first's session ends, restores its jobs, keeps the
 // running one running, and never reuses a job number. The deposed leader
-// acknowledges nothing more.
+// acknowledges nothing more. A job that exited while no controller led
+// (its exit reached none) is finished from the node's hello, not requeued
+// and run again, and the node is told to remove its container.
 func TestHAFailover(t *testing.T) {
 	m := etcdtest.Start(t)
 	ha := haTOML(m.ClientURL)
@@ -46,6 +48,14 @@ func TestHAFailover(t *testing.T) {
 	run := start.Start.Run
 	n1.report(running, run, "running", 0)
 	a1Runs := a.waitState(running, api.StateRunning).Runs
+	exited := a.submit("b", 4, nil)
+	startE := n1.expect(api.MsgStart)
+	if startE.Start.Job.ID != exited {
+		t.Fatalf("start of %s, want %s", startE.Start.Job.ID, exited)
+	}
+	runE := startE.Start.Run
+	n1.report(exited, runE, "running", 0)
+	exitedRuns := a.waitState(exited, api.StateRunning).Runs
 	queued := a.submit("a", 8, nil)
 	queuedState := a.job(queued).State
 
@@ -126,9 +136,14 @@ func TestHAFailover(t *testing.T) {
 	if j := b.job(queued); j.State != queuedState {
 		t.Fatalf("pending job after failover: %s, was %s", j.State, queuedState)
 	}
-	// The node finds the new leader and reports its container: re-adopted,
-	// not started again.
-	n1b := b.attachNode("n1", api.RunningJob{JobID: running, Run: run})
+	// The node finds the new leader and reports its containers: the
+	// running one re-adopted, not started again; the one that exited
+	// meanwhile finished with its status, and removed.
+	n1b := b.attachNode("n1", api.RunningJob{JobID: running, Run: run},
+		api.RunningJob{JobID: exited, Run: runE, Exited: true, ExitStatus: 3})
+	if rm := n1b.expect(api.MsgRemove); rm.Stop == nil || rm.Stop.JobID != exited {
+		t.Fatalf("node n1: remove %+v, want job %s's", rm.Stop, exited)
+	}
 	select {
 	case m := <-n1b.msgs:
 		t.Fatalf("node n1: unexpected %s %+v", m.Type, m.Stop)
@@ -136,6 +151,9 @@ func TestHAFailover(t *testing.T) {
 	}
 	if j := b.job(running); j.State != api.StateRunning || j.Runs != a1Runs {
 		t.Fatalf("re-adopted job: %s after %d runs", j.State, j.Runs)
+	}
+	if j := b.job(exited); j.State != api.StateFinished || j.Runs != exitedRuns || j.ExitStatus == nil || *j.ExitStatus != 3 {
+		t.Fatalf("job that exited during the failover: %s after %d runs (had %d), exit %v", j.State, j.Runs, exitedRuns, j.ExitStatus)
 	}
 	cs := b.call(api.Request{Op: api.OpControllers}).Controllers
 	if len(cs) != 1 || !cs[0].Leader || cs[0].Epoch != b.ctl.epoch() || cs[0].LeaderSince.IsZero() || cs[0].Nodes != b.listen {
