@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,4 +191,94 @@ func num(t *testing.T, id string) uint64 {
 		t.Fatal(err)
 	}
 	return r.Seq
+}
+
+// haTOMLEndpoints is the [etcd] part with several endpoints
+// (comma-separated) and the default TTL and timeout.
+func haTOMLEndpoints(endpoints string) string {
+	var q []string
+	for _, ep := range strings.Split(endpoints, ",") {
+		q = append(q, fmt.Sprintf("%q", ep))
+	}
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%s]\nprefix = \"/sharq/t/\"\n", strings.Join(q, ", "))
+}
+
+// A leader on a three-member etcd loses one member, the raft leader or
+// not, while it takes submissions: it stays the leader and acknowledges
+// every one (its etcd client has every endpoint; a write whose member
+// died goes to another).
+func TestHAEtcdMemberLoss(t *testing.T) {
+	for _, victim := range []string{"raft leader", "follower"} {
+		t.Run(victim, func(t *testing.T) {
+			ms := etcdtest.StartCluster(t, 3)
+			a := newTestClusterWith(t, []string{"n1:8"}, twoShares+haTOMLEndpoints(etcdtest.Endpoints(ms)), `spool = "etcd"`)
+			if a.ctl.lead == nil {
+				t.Fatal("the controller does not lead")
+			}
+			epoch := a.ctl.epoch()
+			// Submissions go on, back to back, while the member stops.
+			var acked atomic.Int64
+			stop, errc := make(chan struct{}), make(chan error, 1)
+			go func() {
+				id := Identity{UID: 1000, GID: 1000, User: "alice"}
+				for {
+					select {
+					case <-stop:
+						errc <- nil
+						return
+					default:
+					}
+					var e *api.Error
+					err := a.ctl.do(context.Background(), func() {
+						_, e = a.ctl.submit(id, &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"},
+							WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+					})
+					if err == nil && e != nil {
+						err = e
+					}
+					if err != nil {
+						errc <- fmt.Errorf("submission %d: %w", acked.Load()+1, err)
+						return
+					}
+					acked.Add(1)
+				}
+			}()
+			waitAcked := func(n int64) {
+				t.Helper()
+				for acked.Load() < n {
+					select {
+					case err := <-errc:
+						t.Fatal(err)
+					case err := <-a.done:
+						a.cancel = nil
+						t.Fatalf("the leader stopped: %v", err)
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}
+			waitAcked(10)
+			k := etcdtest.Leader(ms)
+			if victim == "follower" {
+				k = (k + 1) % len(ms)
+			}
+			ms[k].Stop()
+			waitAcked(acked.Load() + 40)
+			close(stop)
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-a.done:
+				a.cancel = nil
+				t.Fatalf("the leader stopped: %v", err)
+			default:
+			}
+			if !a.ctl.lead.Valid() || a.ctl.epoch() != epoch {
+				t.Fatalf("leadership: valid %v, epoch %d (was %d)", a.ctl.lead.Valid(), a.ctl.epoch(), epoch)
+			}
+			if n := len(a.call(api.Request{Op: api.OpStat, Stat: &api.StatFilter{}}).Jobs); n != int(acked.Load()) {
+				t.Fatalf("%d jobs, %d acknowledged", n, acked.Load())
+			}
+		})
+	}
 }
