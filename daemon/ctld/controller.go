@@ -81,7 +81,7 @@ type Controller struct {
 	jobs      map[string]*job
 	nodes     map[string]*node
 	nextSeq   uint64 // next job number to hand out
-	seqLimit  uint64 // first number not reserved in the spool
+	seqLimit  uint64 // nextSeq: reserve one in the spool first (allocSeq); MaxUint64 once done
 	dirty     map[string]bool
 	outbox    []outMsg
 	release   []*op

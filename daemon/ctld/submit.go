@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,16 +290,23 @@ func (c *Controller) checkSiteResources(part string, r *api.Resources) *api.Erro
 	return nil
 }
 
-// allocSeq hands out the next job number, reserving numbers in the spool in
-// blocks so a crash never reuses one (it may skip some).
+// allocSeq hands out the next job number. A controller that starts to
+// lead (or rebuilds) first reserves one number in the spool, which is
+// above every job number ever stored or reserved; the numbers after it need
+// no reservation: every Put raises the spool's counter above the jobs it
+// stores, in the same transaction (spool.Spool), so the high-water mark is
+// persisted with the jobs themselves. A number given to a job that never
+// became durable (the controller died, or was deposed, before its write)
+// may be given again to another job; nobody was told of the first. Job
+// numbers therefore go on from the last stored one at a leader change (a
+// failed start's reservation aside), with no block skipped.
 func (c *Controller) allocSeq() (uint64, error) {
 	if c.nextSeq >= c.seqLimit {
-		const block = 1024
-		first, err := c.sp.NextIDs(bgctx, block)
+		first, err := c.sp.NextIDs(bgctx, 1)
 		if err != nil {
 			return 0, err
 		}
-		c.nextSeq, c.seqLimit = first, first+block
+		c.nextSeq, c.seqLimit = max(first, c.nextSeq), math.MaxUint64
 	}
 	s := c.nextSeq
 	c.nextSeq++
