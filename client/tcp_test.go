@@ -30,7 +30,13 @@ func startMunged(t *testing.T) *munged.Daemon { return munged.ForTest(t, "") }
 // answers with the caller's uid in Text.
 func tcpServer(t *testing.T, mungeSocket string, cfg *tls.Config) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return tcpServerOn(t, "127.0.0.1", mungeSocket, cfg)
+}
+
+// tcpServerOn is tcpServer listening on ip.
+func tcpServerOn(t *testing.T, ip, mungeSocket string, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +406,42 @@ func TestCallTCPWithTLS(t *testing.T) {
 	target.TLS = &tls.Config{}
 	if _, err := target.Call(context.Background(), api.Request{Op: api.OpShares}); !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("err = %v, want ErrUnreachable (unknown authority)", err)
+	}
+}
+
+// With TLS and several servers, each server is verified by the host of its
+// own address: three controllers whose certificates name only themselves
+// all answer, and one whose certificate names another is refused.
+func TestCallTCPTLSServerNames(t *testing.T) {
+	m := startMunged(t)
+	dir := t.TempDir()
+	ca := testcert.NewCA(t, dir)
+	serve := func(ip, name string) string {
+		cert, key := ca.Issue(t, dir, "srv-"+ip+"-"+name, name, name)
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tcpServerOn(t, ip, m.Socket, &tls.Config{Certificates: []tls.Certificate{pair}})
+	}
+	env := map[string]string{"SHARQ_SERVER": "127.0.0.1:1", "SHARQ_MUNGE_SOCKET": m.Socket, "SHARQ_TLS_CA": ca.File,
+		"SHARQ_CONF": filepath.Join(t.TempDir(), "none.toml")}
+	base, err := Locate(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
+		target := base
+		target.Servers = []string{closedAddr(t), serve(ip, ip)} // reached after another server
+		if _, err := target.Call(context.Background(), api.Request{Op: api.OpShares}); err != nil {
+			t.Errorf("server %s: %v", ip, err)
+		}
+	}
+	target := base
+	target.Servers = []string{serve("127.0.0.2", "127.0.0.3")}
+	var cerr *tls.CertificateVerificationError
+	if _, err := target.Call(context.Background(), api.Request{Op: api.OpShares}); !errors.Is(err, ErrUnreachable) || !errors.As(err, &cerr) {
+		t.Fatalf("a certificate naming another host: %v, want a verification failure", err)
 	}
 }
 
