@@ -71,7 +71,7 @@ func (t Target) callTCP(ctx context.Context, req api.Request) (*api.Response, er
 	delay := minRetryDelay
 	for round := 1; ; round++ {
 		failures = failures[:0]
-		resp, err, done := t.round(ctx, req.Op, line, deadline, wait, &failures)
+		resp, done, err := t.round(ctx, req.Op, line, deadline, wait, &failures)
 		if done {
 			return resp, err
 		}
@@ -101,10 +101,11 @@ func (t Target) callTCP(ctx context.Context, req api.Request) (*api.Response, er
 
 // round tries the servers once each (and the leaders they name), adding
 // why each failed to failures. done reports an answer (resp, err) to
-// return: a success, or any answer but CodeNotLeader; a credential that
-// cannot be had ends the call too.
+// return: a success, or any answer but those that send the request
+// elsewhere (CodeNotLeader, CodeUnavailable, no answer); a credential that
+// cannot be had or a certificate that does not verify ends the call too.
 func (t Target) round(ctx context.Context, op api.Op, line []byte, deadline time.Time, wait time.Duration,
-	failures *[]string) (resp *api.Response, err error, done bool) {
+	failures *[]string) (resp *api.Response, done bool, err error) {
 	queue := append([]string(nil), t.Servers...)
 	asked := map[string]bool{}
 	for i := 0; i < len(queue); i++ {
@@ -118,18 +119,18 @@ func (t Target) round(ctx context.Context, op api.Op, line []byte, deadline time
 		}
 		out, err := t.signed(ctx, op, line)
 		if err != nil {
-			return nil, err, true
+			return nil, true, err
 		}
 		conn, err := t.dial(ctx, addr)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%s request: %w", op, ctx.Err()), true
+				return nil, true, fmt.Errorf("%s request: %w", op, ctx.Err())
 			}
 			var cerr *tls.CertificateVerificationError
 			if errors.As(err, &cerr) {
 				// A configuration error (the CA, the host's certificate),
 				// not a failover: asking again changes nothing.
-				return nil, fmt.Errorf("%w at %s: %s: %w (%s)", ErrUnreachable, t.Transport(), addr, unwrapOp(err), t.hint()), true
+				return nil, true, fmt.Errorf("%w at %s: %s: %w (%s)", ErrUnreachable, t.Transport(), addr, unwrapOp(err), t.hint())
 			}
 			*failures = append(*failures, fmt.Sprintf("%s: %v", addr, unwrapOp(err)))
 			continue
@@ -150,7 +151,7 @@ func (t Target) round(ctx context.Context, op api.Op, line []byte, deadline time
 		var ae *api.Error
 		switch {
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("%s request: %w", op, ctx.Err()), true
+			return nil, true, fmt.Errorf("%s request: %w", op, ctx.Err())
 		case timedOut:
 			*failures = append(*failures, fmt.Sprintf("%s: no answer within %v", addr, min(wait, max(time.Until(deadline), time.Second))))
 			continue
@@ -171,9 +172,9 @@ func (t Target) round(ctx context.Context, op api.Op, line []byte, deadline time
 			*failures = append(*failures, fmt.Sprintf("%s: %v", addr, err))
 			continue
 		}
-		return resp, err, true
+		return resp, true, err
 	}
-	return nil, nil, false
+	return nil, false, nil
 }
 
 // signed is the request line after a fresh Credential line from the local
