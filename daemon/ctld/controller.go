@@ -134,7 +134,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		pendingSeen: map[[2]string]bool{},
 		userBytes:   map[uint32]int64{},
 		met:         newMetrics(),
-		limits:      newConnLimits(opts.Limits),
+		limits:      newConnLimits(opts.Limits.forNodes(len(cfg.Nodes))),
 	}
 	c.installConfig(cfg)
 	c.core, err = sched.New(cfg.Sched())
