@@ -9,7 +9,7 @@ export CGO_ENABLED = 1
 # the client commands start faster (contrib/bench/vs-slurm.sh).
 export GOFLAGS += -tags=urfave_cli_no_docs
 
-.PHONY: all build test test-unit vet fmt-check lint tidy-check cgo-check tools bench bench-system up demo clean deps local-deps
+.PHONY: all build etcd test test-unit vet fmt-check lint tidy-check cgo-check tools bench bench-system up demo clean deps local-deps
 
 all: build
 
@@ -29,6 +29,17 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(PURE_CMDS))
 	@for c in $(CLIENTS); do $(GO) version -m $(BIN)/$$c | grep -q 'CGO_ENABLED=0' || \
 		{ echo "$(BIN)/$$c is built with cgo: the client commands must be static (pure Go)" >&2; exit 1; }; done
+
+# etcd and etcdctl for an HA cluster (README: High availability), built
+# from the etcd release go.mod pins, the one the tests run, by the module
+# in contrib/etcd (etcd's own go.mod has replace directives, so go install
+# ...@version cannot build it). The two pins must agree.
+etcd:
+	@mkdir -p $(BIN)
+	@want=$$($(GO) list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3); \
+	have=$$(cd contrib/etcd && GOFLAGS= $(GO) list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3); \
+	[ "$$want" = "$$have" ] || { echo "contrib/etcd/go.mod pins etcd $$have, go.mod $$want: update contrib/etcd" >&2; exit 1; }
+	cd contrib/etcd && GOFLAGS= CGO_ENABLED=0 $(GO) build -trimpath -o $(abspath $(BIN))/ ./etcd ./etcdctl
 
 # Tests run as root: they start a private containerd, real daemons and real
 # containers. deps installs the Debian packages they need (nothing that is

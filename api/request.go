@@ -55,7 +55,16 @@ type SubmitSpec struct {
 	// PBSPriority is qsub -p, on PBS's scale (MinPBSPriority..MaxPBSPriority,
 	// 0 = the share's default); the controller maps it onto sharq's.
 	PBSPriority *int `json:"pbs_priority,omitempty"`
+	// RequestID makes a submission idempotent: a client that retries a
+	// submit whose answer it lost (a failover) sends the same id, and the
+	// controller answers a repeated id of the same user with the job it
+	// already made. The client package fills in a random one; at most
+	// MaxRequestID bytes of [A-Za-z0-9_-], "" = none.
+	RequestID string `json:"request_id,omitempty"`
 }
+
+// MaxRequestID bounds SubmitSpec.RequestID.
+const MaxRequestID = 64
 
 // JobSpec is what a user asks for in a submit: the user's fields of a job
 // and nothing else. The controller's record (Job) is made from it; its
@@ -170,6 +179,10 @@ const (
 	// Error.Leader is the leader's client address ("" while none leads),
 	// where the client sends the same request again.
 	CodeNotLeader = "not_leader"
+	// CodeUnavailable: the controller is stopping (it could not write its
+	// spool, or it lost leadership) and acknowledged nothing of the
+	// request; a client of an HA cluster asks again, of the next leader.
+	CodeUnavailable = "unavailable"
 )
 
 // Error is a request failure.

@@ -109,6 +109,10 @@ func appendSubmit(b []byte, req *Request) (_ []byte, ok bool) {
 		b = append(b, `,"pbs_priority":`...)
 		b = strconv.AppendInt(b, int64(*s.PBSPriority), 10)
 	}
+	if s.RequestID != "" {
+		b = append(b, `,"request_id":`...)
+		b = appendJSONString(b, s.RequestID)
+	}
 	return append(b, "}}\n"...), true
 }
 

@@ -108,6 +108,7 @@ func FuzzSubmitWire(f *testing.F) {
 	f.Add([]byte{255, 1, 254, 2, 253, 3, 7, 7, 7, 7, 7}, "a<b>&c\"d\\e\u2028f\u2029g\x00\x1f\x7f\xff\xfeé漢字\b\f\n\r\t")
 	f.Add([]byte("\x05\x06\x07\x01\x02\x03\x04"), "#!/bin/sh\necho $HOME\n")
 	f.Add(bytes.Repeat([]byte{3}, 40), "PBS_O_HOME=/home/u")
+	f.Add(bytes.Repeat([]byte{4, 0, 9}, 30), "0f1e2d3c4b5a69788796a5b4c3d2e1f0") // a request id
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		fl := &filler{t: t, data: data, text: text}
 		var spec SubmitSpec

@@ -62,8 +62,10 @@ CONTROLLER:
      $SHARQ_CONF or /etc/sharq/cluster.toml its socket when it exists on this host (the controller
                                             host), else its servers (client_listen) over TCP
    Over TCP the servers are tried in order: a follower's "not leader" answer sends the request
-   to the leader it names; a server that refuses, or does not answer within SHARQ_SERVER_TIMEOUT
-   (default 10s), is left for the next.
+   to the leader it names; a server that refuses, does not answer within a third of
+   SHARQ_SERVER_TIMEOUT, or drops the connection, is left for the next, and the servers are
+   tried again (with backoff) until SHARQ_SERVER_TIMEOUT (default 30s, at most 5m) has passed:
+   a failover is a pause, not an error. A submission sent again is made once (request id).
    SHARQ_MUNGE_SOCKET overrides munge_socket. When it cannot connect, the error names the
    transport and address it used ("unix socket PATH" or "TCP HOST:PORT") and what chose it.
 `

@@ -28,12 +28,13 @@ type Target struct {
 	// filled in per server.
 	TLS         *tls.Config
 	MungeSocket string // the local munged ("" = munge.DefaultSocket)
-	// AnswerTimeout bounds the wait for each server's answer when the
-	// call has more than one server (every request but OpWait, which waits
-	// for a job's end): a paused or cut-off controller is left for the
-	// next, and the last one too is not waited on forever.
-	// 0 = DefaultAnswerTimeout; SHARQ_SERVER_TIMEOUT sets it (Locate).
-	AnswerTimeout time.Duration
+	// Timeout bounds how long a TCP call keeps looking for a leader that
+	// answers (callTCP): rounds over Servers, with backoff, through a
+	// failover. A server is waited on for a third of it (every request
+	// but OpWait, which waits for a job's end): a paused or cut-off
+	// controller is left for the next. 0 = DefaultTimeout;
+	// SHARQ_SERVER_TIMEOUT sets it (Locate), at most MaxTimeout.
+	Timeout time.Duration
 	// From says what chose this target, for error messages:
 	// "SHARQ_SERVER", "SHARQ_SOCKET", a configuration file, or "default".
 	From string
@@ -101,10 +102,10 @@ func Locate(getenv func(string) string) (Target, error) {
 	t := Target{MungeSocket: getenv("SHARQ_MUNGE_SOCKET")}
 	if v := getenv("SHARQ_SERVER_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return t, fmt.Errorf("%w: SHARQ_SERVER_TIMEOUT=%q: want a positive duration such as 10s", ErrConfig, v)
+		if err != nil || d <= 0 || d > MaxTimeout {
+			return t, fmt.Errorf("%w: SHARQ_SERVER_TIMEOUT=%q: want a positive duration up to %v such as 30s", ErrConfig, v, MaxTimeout)
 		}
-		t.AnswerTimeout = d
+		t.Timeout = d
 	}
 	switch servers := getenv("SHARQ_SERVER"); {
 	case servers != "":

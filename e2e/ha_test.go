@@ -438,7 +438,7 @@ func TestHA(t *testing.T) {
 				continue
 			}
 			// The follower answers with the leader's address; qsub follows it.
-			id, err := h.submitTCP([]string{h.clients[i]}, 5*time.Second, "-q", "a", "-h", "--", "/bin/true")
+			id, err := h.submitTCP([]string{h.clients[i]}, 15*time.Second, "-q", "a", "-h", "--", "/bin/true")
 			if err != nil {
 				t.Fatalf("via follower %d: %v", i, err)
 			}
@@ -479,14 +479,15 @@ func TestHA(t *testing.T) {
 		h.ctls[paused].Process.Signal(syscall.SIGSTOP)
 		// A TCP client whose first server is the paused leader gets through
 		// via the others: no answer there within its per-server timeout
-		// (above the TTL), then a follower names the new leader.
+		// (a third of SHARQ_SERVER_TIMEOUT, above the TTL), then a
+		// follower names the new leader.
 		servers := []string{h.clients[paused]}
 		for i := range h.clients {
 			if i != paused {
 				servers = append(servers, h.clients[i])
 			}
 		}
-		answer := haTTL + time.Second
+		answer := 3 * (haTTL + time.Second)
 		sent := time.Now()
 		if _, err := h.submitTCP(servers, answer, "-q", "a", "-h", "--", "/bin/true"); err != nil {
 			t.Fatalf("with the leader paused: %v", err)

@@ -81,7 +81,7 @@ type Controller struct {
 	jobs      map[string]*job
 	nodes     map[string]*node
 	nextSeq   uint64 // next job number to hand out
-	seqLimit  uint64 // first number not reserved in the spool
+	seqLimit  uint64 // nextSeq: reserve one in the spool first (allocSeq); MaxUint64 once done
 	dirty     map[string]bool
 	outbox    []outMsg
 	release   []*op
@@ -93,6 +93,8 @@ type Controller struct {
 	userBytes map[uint32]int64         // per uid: script and environment bytes of unfinished jobs
 	userJobs  map[userShare]int        // per uid and share: unfinished jobs (queuedlimit.go)
 	grants    map[grantKey][]time.Time // session tokens not yet expired, per uid and node (session.go)
+	// requestIDs are the recent submissions' request ids (requestids.go).
+	requestIDs *requestIDs
 	// hist writes the job history on its own goroutine (nil: off).
 	hist       *history
 	lastSample time.Time
@@ -125,6 +127,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		now:         opts.Now,
 		ops:         make(chan *op, 4096),
 		jobs:        map[string]*job{},
+		requestIDs:  newRequestIDs(),
 		nodes:       map[string]*node{},
 		dirty:       map[string]bool{},
 		waiters:     map[string][]func(*job){},
@@ -133,7 +136,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		userBytes:   map[uint32]int64{},
 		userJobs:    map[userShare]int{},
 		met:         newMetrics(),
-		limits:      newConnLimits(opts.Limits),
+		limits:      newConnLimits(opts.Limits.forNodes(len(cfg.Nodes))),
 	}
 	c.installConfig(cfg)
 	c.core, err = sched.New(cfg.Sched())

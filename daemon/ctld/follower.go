@@ -118,7 +118,10 @@ func (f *front) close() {
 
 // currentLeader reads the election: the leader's published addresses, or
 // zero values when none leads, the lookup fails, or the leader is this
-// process (it is still taking over).
+// controller: this process (it is still taking over), or an earlier
+// process of it on this host whose key outlives it until its session's
+// TTL (it is dead: this one holds its ports), which a client must not be
+// sent back to.
 func (c *Controller) currentLeader(ctx context.Context) leader.Info {
 	ctx, cancel := context.WithTimeout(ctx, leaderLookup)
 	defer cancel()
@@ -130,7 +133,7 @@ func (c *Controller) currentLeader(ctx context.Context) leader.Info {
 		return leader.Info{}
 	}
 	host, _ := os.Hostname()
-	if in := cs[0].Info; in.PID != os.Getpid() || in.Host != host || in.Nodes != c.nodeAddr {
+	if in := cs[0].Info; in.Host != host || in.Nodes != c.nodeAddr {
 		return in
 	}
 	return leader.Info{}

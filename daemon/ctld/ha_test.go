@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +31,9 @@ func haTOML(endpoint string) string {
 // Two controllers on one etcd: the second waits while the first leads,
 // takes over when the first's session ends, restores its jobs, keeps the
 // running one running, and never reuses a job number. The deposed leader
-// acknowledges nothing more.
+// acknowledges nothing more. A job that exited while no controller led
+// (its exit reached none) is finished from the node's hello, not requeued
+// and run again, and the node is told to remove its container.
 func TestHAFailover(t *testing.T) {
 	m := etcdtest.Start(t)
 	ha := haTOML(m.ClientURL)
@@ -46,6 +50,14 @@ func TestHAFailover(t *testing.T) {
 	run := start.Start.Run
 	n1.report(running, run, "running", 0)
 	a1Runs := a.waitState(running, api.StateRunning).Runs
+	exited := a.submit("b", 4, nil)
+	startE := n1.expect(api.MsgStart)
+	if startE.Start.Job.ID != exited {
+		t.Fatalf("start of %s, want %s", startE.Start.Job.ID, exited)
+	}
+	runE := startE.Start.Run
+	n1.report(exited, runE, "running", 0)
+	exitedRuns := a.waitState(exited, api.StateRunning).Runs
 	queued := a.submit("a", 4, nil) // beyond a's quota with the running one: it waits
 	queuedState := a.job(queued).State
 
@@ -126,9 +138,14 @@ func TestHAFailover(t *testing.T) {
 	if j := b.job(queued); j.State != queuedState {
 		t.Fatalf("pending job after failover: %s, was %s", j.State, queuedState)
 	}
-	// The node finds the new leader and reports its container: re-adopted,
-	// not started again.
-	n1b := b.attachNode("n1", api.RunningJob{JobID: running, Run: run})
+	// The node finds the new leader and reports its containers: the
+	// running one re-adopted, not started again; the one that exited
+	// meanwhile finished with its status, and removed.
+	n1b := b.attachNode("n1", api.RunningJob{JobID: running, Run: run},
+		api.RunningJob{JobID: exited, Run: runE, Exited: true, ExitStatus: 3})
+	if rm := n1b.expect(api.MsgRemove); rm.Stop == nil || rm.Stop.JobID != exited {
+		t.Fatalf("node n1: remove %+v, want job %s's", rm.Stop, exited)
+	}
 	select {
 	case m := <-n1b.msgs:
 		t.Fatalf("node n1: unexpected %s %+v", m.Type, m.Stop)
@@ -137,13 +154,17 @@ func TestHAFailover(t *testing.T) {
 	if j := b.job(running); j.State != api.StateRunning || j.Runs != a1Runs {
 		t.Fatalf("re-adopted job: %s after %d runs", j.State, j.Runs)
 	}
+	if j := b.job(exited); j.State != api.StateFinished || j.Runs != exitedRuns || j.ExitStatus == nil || *j.ExitStatus != 3 {
+		t.Fatalf("job that exited during the failover: %s after %d runs (had %d), exit %v", j.State, j.Runs, exitedRuns, j.ExitStatus)
+	}
 	cs := b.call(api.Request{Op: api.OpControllers}).Controllers
 	if len(cs) != 1 || !cs[0].Leader || cs[0].Epoch != b.ctl.epoch() || cs[0].LeaderSince.IsZero() || cs[0].Nodes != b.listen {
 		t.Fatalf("show controllers after failover: %+v", cs)
 	}
+	// The numbers go on: no block reserved by the old leader is skipped.
 	next := b.submit("b", 1, nil)
-	if num(t, next) <= num(t, queued) {
-		t.Fatalf("new leader's job number %s is not above %s", next, queued)
+	if num(t, next) != num(t, queued)+1 {
+		t.Fatalf("new leader's first job is %s, want the number after %s", next, queued)
 	}
 }
 
@@ -171,4 +192,94 @@ func num(t *testing.T, id string) uint64 {
 		t.Fatal(err)
 	}
 	return r.Seq
+}
+
+// haTOMLEndpoints is the [etcd] part with several endpoints
+// (comma-separated) and the default TTL and timeout.
+func haTOMLEndpoints(endpoints string) string {
+	var q []string
+	for _, ep := range strings.Split(endpoints, ",") {
+		q = append(q, fmt.Sprintf("%q", ep))
+	}
+	return fmt.Sprintf("\n[etcd]\nendpoints = [%s]\nprefix = \"/sharq/t/\"\n", strings.Join(q, ", "))
+}
+
+// A leader on a three-member etcd loses one member, the raft leader or
+// not, while it takes submissions: it stays the leader and acknowledges
+// every one (its etcd client has every endpoint; a write whose member
+// died goes to another).
+func TestHAEtcdMemberLoss(t *testing.T) {
+	for _, victim := range []string{"raft leader", "follower"} {
+		t.Run(victim, func(t *testing.T) {
+			ms := etcdtest.StartCluster(t, 3)
+			a := newTestClusterWith(t, []string{"n1:8"}, twoShares+haTOMLEndpoints(etcdtest.Endpoints(ms)), `spool = "etcd"`)
+			if a.ctl.lead == nil {
+				t.Fatal("the controller does not lead")
+			}
+			epoch := a.ctl.epoch()
+			// Submissions go on, back to back, while the member stops.
+			var acked atomic.Int64
+			stop, errc := make(chan struct{}), make(chan error, 1)
+			go func() {
+				id := Identity{UID: 1000, GID: 1000, User: "alice"}
+				for {
+					select {
+					case <-stop:
+						errc <- nil
+						return
+					default:
+					}
+					var e *api.Error
+					err := a.ctl.do(context.Background(), func() {
+						_, e = a.ctl.submit(id, &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: "a", Command: []string{"true"},
+							WorkDir: "/tmp", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+					})
+					if err == nil && e != nil {
+						err = e
+					}
+					if err != nil {
+						errc <- fmt.Errorf("submission %d: %w", acked.Load()+1, err)
+						return
+					}
+					acked.Add(1)
+				}
+			}()
+			waitAcked := func(n int64) {
+				t.Helper()
+				for acked.Load() < n {
+					select {
+					case err := <-errc:
+						t.Fatal(err)
+					case err := <-a.done:
+						a.cancel = nil
+						t.Fatalf("the leader stopped: %v", err)
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}
+			waitAcked(10)
+			k := etcdtest.Leader(ms)
+			if victim == "follower" {
+				k = (k + 1) % len(ms)
+			}
+			ms[k].Stop()
+			waitAcked(acked.Load() + 40)
+			close(stop)
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-a.done:
+				a.cancel = nil
+				t.Fatalf("the leader stopped: %v", err)
+			default:
+			}
+			if !a.ctl.lead.Valid() || a.ctl.epoch() != epoch {
+				t.Fatalf("leadership: valid %v, epoch %d (was %d)", a.ctl.lead.Valid(), a.ctl.epoch(), epoch)
+			}
+			if n := len(a.call(api.Request{Op: api.OpStat, Stat: &api.StatFilter{}}).Jobs); n != int(acked.Load()) {
+				t.Fatalf("%d jobs, %d acknowledged", n, acked.Load())
+			}
+		})
+	}
 }

@@ -20,6 +20,9 @@ type job struct {
 	// startErr is why its last start failed through its own fault (a
 	// node's words): the comment of a job that fails for it.
 	startErr string
+	// request is the submission's request id (requestids.go), stored
+	// with the job.
+	request string
 }
 
 type part struct {
@@ -34,7 +37,7 @@ type part struct {
 
 // record encodes the job for the spool.
 func (j *job) record() (spool.Record, error) {
-	b, err := encodeRecord(&j.Job)
+	b, err := encodeRequestRecord(&j.Job, j.request)
 	if err != nil {
 		return spool.Record{}, err
 	}
@@ -47,11 +50,11 @@ func (j *job) record() (spool.Record, error) {
 
 // decodeJob reads a spool record.
 func decodeJob(r spool.Record) (*job, error) {
-	aj, err := decodeRecord(r.ID, r.Data)
+	aj, request, err := decodeRequestRecord(r.ID, r.Data)
 	if err != nil {
 		return nil, err
 	}
-	return &job{Job: aj}, nil
+	return &job{Job: aj, request: request}, nil
 }
 
 func (j *job) history(now time.Time, what string) {

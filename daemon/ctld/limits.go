@@ -17,9 +17,12 @@ type Limits struct {
 	// at once; default 256.
 	ConnsPerUser int
 	// HelloPending caps the node connections that have not said hello
-	// yet, in all; default 256. HelloPerAddr caps them per remote address;
-	// default 16. A new connection over either cap closes the oldest one
-	// still silent (conns.Pending): it is not refused.
+	// yet, in all; default 256 more than the nodes the configuration has
+	// when the controller starts (defaultHelloPending), so that every node
+	// can come back at once after a restart or a failover. HelloPerAddr
+	// caps them per remote address; default 16. A new connection over
+	// either cap closes the oldest one still silent (conns.Pending): it is
+	// not refused.
 	HelloPending, HelloPerAddr int
 	// HelloTimeout is how long a node connection has to say hello; default 5s.
 	HelloTimeout time.Duration
@@ -41,6 +44,12 @@ type Limits struct {
 	// max_job_bytes_per_user.
 	UserBytes int64
 }
+
+// defaultHelloPending is Limits.HelloPending's default for a cluster of
+// nodes configured nodes: a slot for each (a controller restart or a
+// failover brings them all back together: BenchmarkHelloStorm) and 256
+// to spare. A slot lasts until the hello, at most HelloTimeout.
+func defaultHelloPending(nodes int) int { return 256 + nodes }
 
 func (l Limits) withDefaults() Limits {
 	if l.ConnsPerUser <= 0 {
@@ -78,6 +87,14 @@ type connLimits struct {
 	perUser *conns.Limiter // key: uid
 	hello   *conns.Pending // key: remote IP; node connections before their hello
 	client  *conns.Pending // key: remote IP; TCP client connections before their credential
+}
+
+// forNodes fills in HelloPending's default for a cluster of nodes nodes.
+func (l Limits) forNodes(nodes int) Limits {
+	if l.HelloPending <= 0 {
+		l.HelloPending = defaultHelloPending(nodes)
+	}
+	return l
 }
 
 func newConnLimits(l Limits) *connLimits {

@@ -179,3 +179,26 @@ func TestSilentConnectionsLockNobodyOut(t *testing.T) {
 		})
 	}
 }
+
+// The default cap on node connections without a hello leaves a slot for
+// every configured node (all of them say hello at once after a restart or
+// a failover) and 256 to spare; a cap that is set stays as set.
+func TestHelloPendingDefault(t *testing.T) {
+	tests := []struct {
+		set, nodes, want int
+	}{
+		{0, 0, 256},
+		{0, 1000, 1256},
+		{0, 10_000, 10_256},
+		{64, 1000, 64},
+	}
+	for _, tt := range tests {
+		if got := (Limits{HelloPending: tt.set}).forNodes(tt.nodes).withDefaults().HelloPending; got != tt.want {
+			t.Errorf("HelloPending %d with %d nodes: %d, want %d", tt.set, tt.nodes, got, tt.want)
+		}
+	}
+	tc := newTestCluster(t, []string{"n1:8", "n2:8", "n3:8"}, twoShares)
+	if got := tc.ctl.limits.HelloPending; got != 259 {
+		t.Fatalf("a controller of 3 nodes allows %d connections without hello, want 259", got)
+	}
+}

@@ -18,7 +18,10 @@ import (
 	"github.com/sharq-hpc/sharq/internal/testcert"
 )
 
-func leaf(t *testing.T, certFile string) *x509.Certificate {
+func leaf(t *testing.T, certFile string) *x509.Certificate { return leafOf(t, certFile) }
+
+// leafOf is leaf for a test or a benchmark.
+func leafOf(t testing.TB, certFile string) *x509.Certificate {
 	t.Helper()
 	b, err := os.ReadFile(certFile)
 	if err != nil {

@@ -29,6 +29,10 @@ var ErrRecordVersion = errors.New("spool record written by a newer sharqctld")
 type storedJob struct {
 	V   int      `json:"v"`
 	Job *api.Job `json:"job"`
+	// Request is the submission's request id (requestids.go), kept
+	// beside the job and out of api.Job: no answer shows it. Older
+	// controllers ignore it.
+	Request string `json:"request,omitempty"`
 }
 
 // recordHead finds a record's version: a version 1 record has no "v".
@@ -37,40 +41,61 @@ type recordHead struct {
 }
 
 // encodeRecord is a job's spool bytes in the current version.
-func encodeRecord(j *api.Job) ([]byte, error) {
-	return json.Marshal(storedJob{V: recordVersion, Job: j})
+func encodeRecord(j *api.Job) ([]byte, error) { return encodeRequestRecord(j, "") }
+
+// encodeRequestRecord is encodeRecord with the submission's request id.
+func encodeRequestRecord(j *api.Job, request string) ([]byte, error) {
+	return json.Marshal(storedJob{V: recordVersion, Job: j, Request: request})
 }
 
 // decodeRecord reads a job's spool bytes of any version this controller
 // knows and upgrades them to the current api.Job.
 func decodeRecord(id string, data []byte) (api.Job, error) {
+	j, _, err := decodeRequestRecord(id, data)
+	return j, err
+}
+
+// decodeRequestRecord is decodeRecord that also returns the submission's
+// request id ("" when the record has none).
+func decodeRequestRecord(id string, data []byte) (j api.Job, request string, err error) {
+	j, request, err = decodeRecordVersions(id, data)
+	if err != nil {
+		return api.Job{}, "", err
+	}
+	if j.ID != id {
+		return api.Job{}, "", fmt.Errorf("job %s: %w: the record names job %q", id, spool.ErrCorrupt, j.ID)
+	}
+	j.ArrayStates = nil // never stored
+	return j, request, nil
+}
+
+// decodeRecordVersions decodes data by its version.
+func decodeRecordVersions(id string, data []byte) (api.Job, string, error) {
 	var h recordHead
 	if err := json.Unmarshal(data, &h); err != nil {
-		return api.Job{}, fmt.Errorf("job %s: %w: %w", id, spool.ErrCorrupt, err)
+		return api.Job{}, "", fmt.Errorf("job %s: %w: %w", id, spool.ErrCorrupt, err)
 	}
 	var j api.Job
+	var request string
 	switch {
 	case h.V == nil: // version 1
 		if err := json.Unmarshal(data, &j); err != nil {
-			return api.Job{}, fmt.Errorf("job %s: %w (version 1): %w", id, spool.ErrCorrupt, err)
+			return api.Job{}, "", fmt.Errorf("job %s: %w (version 1): %w", id, spool.ErrCorrupt, err)
 		}
 	case *h.V == recordVersion:
 		s := storedJob{Job: &j}
 		if err := json.Unmarshal(data, &s); err != nil {
-			return api.Job{}, fmt.Errorf("job %s: %w (version %d): %w", id, spool.ErrCorrupt, *h.V, err)
+			return api.Job{}, "", fmt.Errorf("job %s: %w (version %d): %w", id, spool.ErrCorrupt, *h.V, err)
 		}
 		if s.Job == nil {
-			return api.Job{}, fmt.Errorf("job %s: %w: version %d without a job", id, spool.ErrCorrupt, *h.V)
+			return api.Job{}, "", fmt.Errorf("job %s: %w: version %d without a job", id, spool.ErrCorrupt, *h.V)
 		}
+		request = s.Request
 	case *h.V > recordVersion:
-		return api.Job{}, fmt.Errorf("job %s: record version %d, this sharqctld reads up to %d; run a sharqctld at least as new as the one that wrote the spool: %w",
+		return api.Job{}, "", fmt.Errorf("job %s: record version %d, this sharqctld reads up to %d; run a sharqctld at least as new as the one that wrote the spool: %w",
 			id, *h.V, recordVersion, ErrRecordVersion)
 	default:
-		return api.Job{}, fmt.Errorf("job %s: %w: record version %d", id, spool.ErrCorrupt, *h.V)
+		return api.Job{}, "", fmt.Errorf("job %s: %w: record version %d", id, spool.ErrCorrupt, *h.V)
 	}
-	if j.ID != id {
-		return api.Job{}, fmt.Errorf("job %s: %w: the record names job %q", id, spool.ErrCorrupt, j.ID)
-	}
-	j.ArrayStates = nil // never stored
-	return j, nil
+	return j, request, nil
 }

@@ -64,6 +64,7 @@ func (c *Controller) rebuild() error {
 	c.jobs, c.nodes, c.dirty = map[string]*job{}, map[string]*node{}, map[string]bool{}
 	c.userBytes = map[uint32]int64{}
 	c.userJobs = map[userShare]int{}
+	c.requestIDs = newRequestIDs()
 	c.outbox = c.outbox[:0]
 	if err := c.restore(bgctx); err != nil {
 		return fmt.Errorf("rebuild after a panic: %w", err)

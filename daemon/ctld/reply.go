@@ -3,6 +3,7 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"sync/atomic"
 
@@ -41,11 +42,14 @@ type reply struct {
 // made durable): handle's answer for it.
 func opResponse(ctx context.Context, resp *api.Response, err error) *api.Response {
 	if err != nil {
-		msg := err.Error()
-		if ctx.Err() != nil {
-			msg = "controller stopping: " + msg
+		msg, code := err.Error(), api.CodeInternal
+		if errors.Is(err, errNotDurable) {
+			code = api.CodeUnavailable
 		}
-		return &api.Response{V: api.Version, Error: &api.Error{Code: api.CodeInternal, Message: msg}}
+		if ctx.Err() != nil {
+			msg, code = "controller stopping: "+msg, api.CodeUnavailable
+		}
+		return &api.Response{V: api.Version, Error: &api.Error{Code: code, Message: msg}}
 	}
 	if resp.Error == nil && len(resp.Errors) > 0 {
 		e := resp.Errors[0]

@@ -29,9 +29,13 @@ func (c *Controller) restore(ctx context.Context) error {
 		return fmt.Errorf("restore from spool: %w", err)
 	}
 	started := map[string][]int{} // array id -> indices that have subjob records
+	now := c.now()
 	for _, j := range all {
 		c.jobs[j.ID] = j
 		c.charge(j)
+		if j.request != "" {
+			c.requestIDs.add(requestKey{uid: j.Owner.UID, id: j.request}, j.ID, j.SubmitTime, now)
+		}
 		if j.Seq >= c.nextSeq {
 			c.nextSeq = j.Seq + 1
 		}
@@ -40,7 +44,6 @@ func (c *Controller) restore(ctx context.Context) error {
 		}
 	}
 	c.seqLimit = c.nextSeq // force a fresh reservation before the next id
-	now := c.now()
 	for _, j := range restoreOrder(all) {
 		if err := c.restoreJob(j, started[j.ID]); err != nil {
 			return fmt.Errorf("restore job %s: %w", j.ID, err)

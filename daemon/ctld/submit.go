@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +31,8 @@ const maxSubmitRecord = spool.MaxRecordSize - 128<<10
 // those it stores (the scheduling pass sets the new job's pending reason
 // first).
 func checkRecordSize(j *job) *api.Error {
-	if n, ok := recordBound(&j.Job); ok && n <= maxSubmitRecord {
+	// The request id is checked plain ASCII: it encodes as itself.
+	if n, ok := recordBound(&j.Job); ok && n+len(`,"request":""`)+len(j.request) <= maxSubmitRecord {
 		return nil
 	}
 	rec, err := j.record()
@@ -48,6 +50,12 @@ func checkRecordSize(j *job) *api.Error {
 func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Error) {
 	if spec == nil {
 		return "", badRequest("submit: no job")
+	}
+	if err := checkRequestID(spec.RequestID); err != nil {
+		return "", badRequest("submit: " + err.Error())
+	}
+	if jid, ok := c.repeatedSubmit(id, spec); ok {
+		return jid, nil
 	}
 	j := &job{Job: fromSpec(&spec.Job)}
 	j.Priority = -1 // the share's default, filled by checkSubmit
@@ -84,6 +92,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 		j.ID = arrayID(seq, cl)
 	}
 	j.Owner = api.Owner{User: id.User, UID: id.UID, GID: id.GID, Groups: id.Groups}
+	j.request = spec.RequestID
 	j.SubmitTime = now
 	j.State = api.StateQueued
 	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
@@ -116,6 +125,9 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	}
 	j.history(now, "submitted to "+j.Share)
 	c.jobs[j.ID] = j
+	if j.request != "" {
+		c.requestIDs.add(requestKey{uid: id.UID, id: spec.RequestID}, j.ID, now, now)
+	}
 	c.charge(j)
 	c.markDirty(j.ID)
 	c.needPass = true
@@ -283,16 +295,23 @@ func (c *Controller) checkSiteResources(part string, r *api.Resources) *api.Erro
 	return nil
 }
 
-// allocSeq hands out the next job number, reserving numbers in the spool in
-// blocks so a crash never reuses one (it may skip some).
+// allocSeq hands out the next job number. A controller that starts to
+// lead (or rebuilds) first reserves one number in the spool, which is
+// above every job number ever stored or reserved; the numbers after it need
+// no reservation: every Put raises the spool's counter above the jobs it
+// stores, in the same transaction (spool.Spool), so the high-water mark is
+// persisted with the jobs themselves. A number given to a job that never
+// became durable (the controller died, or was deposed, before its write)
+// may be given again to another job; nobody was told of the first. Job
+// numbers therefore go on from the last stored one at a leader change (a
+// failed start's reservation aside), with no block skipped.
 func (c *Controller) allocSeq() (uint64, error) {
 	if c.nextSeq >= c.seqLimit {
-		const block = 1024
-		first, err := c.sp.NextIDs(bgctx, block)
+		first, err := c.sp.NextIDs(bgctx, 1)
 		if err != nil {
 			return 0, err
 		}
-		c.nextSeq, c.seqLimit = first, first+block
+		c.nextSeq, c.seqLimit = max(first, c.nextSeq), math.MaxUint64
 	}
 	s := c.nextSeq
 	c.nextSeq++

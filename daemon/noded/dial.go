@@ -127,7 +127,8 @@ func (r *rotation) prefer(addr string) bool {
 	return true
 }
 
-// clientTLS loads the node's certificate and the cluster CA.
+// clientTLS loads the node's certificate and the cluster CA. The server
+// name checked is the host of the address dialled (see Dialer).
 func clientTLS(c *conf.Cluster) (*tls.Config, error) {
 	cert, err := secret.KeyPair(c.TLSCert, c.TLSKey)
 	if err != nil {
@@ -141,14 +142,12 @@ func clientTLS(c *conf.Cluster) (*tls.Config, error) {
 	if !pool.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("tls: CA %s: no PEM certificate in it", c.TLSCA)
 	}
-	host, _, err := net.SplitHostPort(c.Controller)
-	if err != nil {
-		return nil, fmt.Errorf("tls: controller address %q: %w", c.Controller, err)
-	}
+	// No ServerName: tls.Dialer takes it from the host of the address
+	// each dial names, so every controller of an HA cluster (and a leader
+	// a follower names) is verified by its own name, not the first one's.
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},
 		RootCAs:      pool,
-		ServerName:   host,
 		MinVersion:   tls.VersionTLS13,
 	}, nil
 }

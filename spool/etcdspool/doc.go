@@ -26,7 +26,11 @@
 // (this controller is no longer the leader) nothing is written and the call
 // fails with an error wrapping [ErrFenced].
 //
-// Failures. Every call runs under [Options.Timeout]. When etcd refuses the
+// Failures. Every call runs under [Options.Timeout]. A write whose member
+// died under it (its connection broke, or its proposal was lost with the
+// raft leader) is sent again within that timeout, each try bounded by half
+// of it, so losing one member of three fails no write; the client given
+// every member's endpoint reaches the others. When etcd refuses the
 // write (database space exceeded: the NOSPACE alarm) or does not answer in
 // time (no quorum), the call fails with an error wrapping
 // spool.ErrUnavailable that says why; nothing it wrote was acknowledged.

@@ -108,13 +108,9 @@ func (e *Etcd) stateKey(k string) string { return e.pfx + "state/" + k }
 // init writes the schema of a new spool or checks an existing one.
 func (e *Etcd) init(ctx context.Context) error {
 	for try := 0; try < 2; try++ {
-		cctx, cancel := e.callCtx(ctx)
-		resp, err := e.cli.Txn(cctx).
-			If(e.fence(clientv3.Compare(clientv3.CreateRevision(e.keySchema()), "=", 0))...).
-			Then(clientv3.OpPut(e.keySchema(), string(u64(schemaVersion))), clientv3.OpPut(e.keyNext(), string(u64(1)))).
-			Else(clientv3.OpGet(e.keySchema()), clientv3.OpGet(e.keyNext())).
-			Commit()
-		cancel()
+		resp, err := e.txn(ctx, e.fence(clientv3.Compare(clientv3.CreateRevision(e.keySchema()), "=", 0)),
+			[]clientv3.Op{clientv3.OpPut(e.keySchema(), string(u64(schemaVersion))), clientv3.OpPut(e.keyNext(), string(u64(1)))},
+			[]clientv3.Op{clientv3.OpGet(e.keySchema()), clientv3.OpGet(e.keyNext())})
 		if err != nil {
 			return e.wrap(ctx, "open", err)
 		}
@@ -206,9 +202,7 @@ func (e *Etcd) acquire(ctx context.Context) (release func(), err error) {
 // commit runs one fenced write transaction of ops (under the fence and
 // cmps); a fence that fails gives ErrFenced.
 func (e *Etcd) commit(ctx context.Context, what string, cmps []clientv3.Cmp, ops []clientv3.Op) (*clientv3.TxnResponse, error) {
-	cctx, cancel := e.callCtx(ctx)
-	defer cancel()
-	resp, err := e.cli.Txn(cctx).If(e.fence(cmps...)...).Then(ops...).Commit()
+	resp, err := e.txn(ctx, e.fence(cmps...), ops, nil)
 	if err != nil {
 		return nil, e.wrap(ctx, what, err)
 	}
@@ -216,6 +210,70 @@ func (e *Etcd) commit(ctx context.Context, what string, cmps []clientv3.Cmp, ops
 		return resp, fmt.Errorf("etcd spool: %s: %w", what, ErrFenced)
 	}
 	return resp, nil
+}
+
+// txn runs one write transaction (If cmps Then then Else els) within
+// Options.Timeout, trying again when a member died under it (retryable),
+// since etcd's client retries only reads by itself: its connection broke
+// (the gRPC status Unavailable, e.g. EOF), or the member that took it
+// forwarded it to a raft leader that died. Each try is bounded by half the
+// timeout, so a proposal lost with a dead raft leader (for which the
+// member waits its own request timeout, 5 s and two election timeouts) is
+// sent again to the leader elected meanwhile, within the timeout.
+//
+// Every transaction of this package may run twice: its puts write the same
+// values, its deletes delete the same keys, and a compare that the first
+// run made false (NextIDs' counter, the schema's creation) fails the
+// second run, which its caller reads as a moved counter or an existing
+// schema.
+func (e *Etcd) txn(ctx context.Context, cmps []clientv3.Cmp, then, els []clientv3.Op) (*clientv3.TxnResponse, error) {
+	cctx, cancel := e.callCtx(ctx)
+	defer cancel()
+	for delay := retryDelay; ; delay = min(2*delay, maxRetryDelay) {
+		actx, acancel := context.WithTimeout(cctx, max(e.opts.Timeout/2, minTry))
+		resp, err := e.cli.Txn(actx).If(cmps...).Then(then...).Else(els...).Commit()
+		tryTimedOut := err != nil && actx.Err() != nil && cctx.Err() == nil
+		acancel()
+		if err == nil || (!retryable(err) && !tryTimedOut) || !sleepCtx(cctx, delay) {
+			return resp, err
+		}
+	}
+}
+
+// minTry is the least time one try of a write is given.
+const minTry = 500 * time.Millisecond
+
+// Pauses between the tries of a write whose member died.
+const (
+	retryDelay    = 20 * time.Millisecond
+	maxRetryDelay = 500 * time.Millisecond
+)
+
+// retryable reports whether a write failed because a member died: its
+// connection broke, or the raft leader it was proposed to went away (the
+// member that took it gives up after its request timeout, or says there
+// is no leader while the others elect one), so that it may be sent again.
+func retryable(err error) bool {
+	for _, e := range []error{rpctypes.ErrTimeout, rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrTimeoutDueToConnectionLost,
+		rpctypes.ErrNoLeader, rpctypes.ErrLeaderChanged} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return status.Code(err) == codes.Unavailable
+}
+
+// sleepCtx waits d, or less when ctx ends first; it reports whether ctx
+// is still live (and leaves time for another try).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return ctx.Err() == nil
+	}
 }
 
 // NextIDs implements spool.Spool.

@@ -124,6 +124,77 @@ func StartQuota(t testing.TB, quota int64) *Member {
 	return m
 }
 
+// StartCluster runs a cluster of n members in this process for the
+// duration of the test and returns them, each ready; Endpoints lists their
+// client URLs. Stop one to lose it (its clients see their connections
+// break, as after a kill).
+func StartCluster(t testing.TB, n int) []*Member {
+	t.Helper()
+	ports, err := FreePorts(2 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	for i := range n {
+		peers = append(peers, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
+	}
+	cfgs := make([]*embed.Config, n)
+	for i := range n {
+		cfg, err := Config(MemberConfig{Name: fmt.Sprintf("m%d", i), Dir: t.TempDir(),
+			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+			Cluster: strings.Join(peers, ","), New: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfgs[i] = cfg
+	}
+	// Members start together: each waits for a quorum of peers.
+	ms := make([]*Member, n)
+	errs := make(chan error, n)
+	for i, cfg := range cfgs {
+		go func() {
+			e, err := embed.StartEtcd(cfg)
+			if err == nil {
+				ms[i] = &Member{Etcd: e, ClientURL: cfg.ListenClientUrls[0].String()}
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("start etcd member: %v", err)
+		}
+	}
+	for _, m := range ms {
+		t.Cleanup(m.Stop)
+		select {
+		case <-m.Etcd.Server.ReadyNotify():
+		case <-time.After(30 * time.Second):
+			t.Fatal("etcd member not ready after 30s")
+		}
+	}
+	return ms
+}
+
+// Endpoints is the members' client URLs, comma-separated (for Client).
+func Endpoints(ms []*Member) string {
+	var eps []string
+	for _, m := range ms {
+		eps = append(eps, m.ClientURL)
+	}
+	return strings.Join(eps, ",")
+}
+
+// Leader returns the index of the member that leads the raft group now.
+func Leader(ms []*Member) int {
+	for i, m := range ms {
+		if m.Etcd.Server.Leader() == m.Etcd.Server.MemberID() {
+			return i
+		}
+	}
+	return -1
+}
+
 // Client connects to endpoints (comma-separated URLs) for the duration of
 // the test.
 func Client(t testing.TB, endpoints string) *clientv3.Client {
