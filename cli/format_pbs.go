@@ -305,30 +305,51 @@ func jsonString(b *bytes.Buffer, s string) {
 	b.Write(q)
 }
 
-// writeJobPBSJSON writes qstat -f -F json: OpenPBS's envelope
-// {"timestamp", "pbs_version", "pbs_server", "Jobs": {ID: {...}}}, the
-// attributes of pbsJobAttrs with resources (Resource_List, ...) as
-// objects and Variable_List as an object of the job's variables.
+// writeJobPBSJSON writes qstat -f -F json: OpenPBS's envelope with the
+// jobs under "Jobs" (writePBSJSON), Variable_List as an object of the
+// job's variables.
 func writeJobPBSJSON(w io.Writer, jobs []api.Job, sys *Sys) error {
-	var b bytes.Buffer
 	server := ""
 	if len(jobs) > 0 {
 		server = serverOf(jobs[0].ID)
 	}
+	loc := sys.loc()
+	objs := make([]pbsJSONObject, len(jobs))
+	for i := range jobs {
+		objs[i] = pbsJSONObject{name: jobs[i].ID, attrs: pbsJobAttrs(&jobs[i], loc), env: jobs[i].Env}
+	}
+	return writePBSJSON(w, "Jobs", server, objs, sys)
+}
+
+// pbsJSONObject is one object of an OpenPBS JSON answer: a job or a node,
+// by name, with its attributes and (a job's) variables.
+type pbsJSONObject struct {
+	name  string
+	attrs []pbsAttr
+	env   map[string]string // Variable_List's value
+}
+
+// writePBSJSON writes OpenPBS's JSON envelope, {"timestamp",
+// "pbs_version", "pbs_server", SECTION: {NAME: {...}}}, each object's
+// attributes in order, the resources of one name (Resource_List, ...) as
+// an object.
+func writePBSJSON(w io.Writer, section, server string, objs []pbsJSONObject, sys *Sys) error {
+	var b bytes.Buffer
 	fmt.Fprintf(&b, "{\n    \"timestamp\":%d,\n    \"pbs_version\":", sys.now().Unix())
 	jsonString(&b, pbsVersion)
 	b.WriteString(",\n    \"pbs_server\":")
 	jsonString(&b, server)
-	b.WriteString(",\n    \"Jobs\":{")
-	loc := sys.loc()
-	for i := range jobs {
+	b.WriteString(",\n    ")
+	jsonString(&b, section)
+	b.WriteString(":{")
+	for i, o := range objs {
 		if i > 0 {
 			b.WriteString(",")
 		}
 		b.WriteString("\n        ")
-		jsonString(&b, jobs[i].ID)
+		jsonString(&b, o.name)
 		b.WriteString(":{")
-		attrs := pbsJobAttrs(&jobs[i], loc)
+		attrs := o.attrs
 		for k := 0; k < len(attrs); k++ {
 			a := attrs[k]
 			if k > 0 {
@@ -352,14 +373,14 @@ func writeJobPBSJSON(w io.Writer, jobs []api.Job, sys *Sys) error {
 				}
 				b.WriteString("\n            }")
 			case a.name == "Variable_List":
-				writeJSONVariables(&b, jobs[i].Env)
+				writeJSONVariables(&b, o.env)
 			default:
 				pbsJSONValue(&b, a.name, a.value)
 			}
 		}
 		b.WriteString("\n        }")
 	}
-	if len(jobs) > 0 {
+	if len(objs) > 0 {
 		b.WriteString("\n    ")
 	}
 	b.WriteString("}\n}\n")

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -273,53 +272,11 @@ func writeNodesDSV(w io.Writer, nodes []api.NodeStatus, jobs map[string][]string
 }
 
 // writeNodesJSON writes pbsnodes -a -F json: OpenPBS's envelope with the
-// nodes under "nodes", resources as objects.
+// nodes under "nodes" (writePBSJSON).
 func writeNodesJSON(w io.Writer, nodes []api.NodeStatus, jobs map[string][]string, server string, sys *Sys) error {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n    \"timestamp\":%d,\n    \"pbs_version\":", sys.now().Unix())
-	jsonString(&b, pbsVersion)
-	b.WriteString(",\n    \"pbs_server\":")
-	jsonString(&b, server)
-	b.WriteString(",\n    \"nodes\":{")
+	objs := make([]pbsJSONObject, len(nodes))
 	for i, n := range nodes {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n        ")
-		jsonString(&b, n.Name)
-		b.WriteString(":{")
-		attrs := pbsNodeAttrs(n, jobs[n.Name])
-		for k := 0; k < len(attrs); k++ {
-			a := attrs[k]
-			if k > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n            ")
-			jsonString(&b, a.name)
-			b.WriteString(":")
-			if a.resource == "" {
-				pbsJSONValue(&b, a.name, a.value)
-				continue
-			}
-			b.WriteString("{")
-			for m := k; m < len(attrs) && attrs[m].name == a.name && attrs[m].resource != ""; m++ {
-				if m > k {
-					b.WriteString(",")
-				}
-				b.WriteString("\n                ")
-				jsonString(&b, attrs[m].resource)
-				b.WriteString(":")
-				pbsJSONValue(&b, attrs[m].key(), attrs[m].value)
-				k = m
-			}
-			b.WriteString("\n            }")
-		}
-		b.WriteString("\n        }")
+		objs[i] = pbsJSONObject{name: n.Name, attrs: pbsNodeAttrs(n, jobs[n.Name])}
 	}
-	if len(nodes) > 0 {
-		b.WriteString("\n    ")
-	}
-	b.WriteString("}\n}\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	return writePBSJSON(w, "nodes", server, objs, sys)
 }

@@ -393,7 +393,11 @@ func qstatShares(ctx context.Context, sys *Sys, o *qstatOpts, names []string) er
 		}
 	}
 	if o.full {
-		return writeSharesFull(sys.Stdout, shares, sys, o.format, o.delim)
+		server := ""
+		if o.format == formatJSON {
+			server, _ = clusterNames(ctx, sys)
+		}
+		return writeSharesFull(sys.Stdout, shares, server, sys, o.format, o.delim)
 	}
 	return writeShareTable(sys.Stdout, shares, sys)
 }

@@ -326,9 +326,11 @@ func TestQstatClientsParse(t *testing.T) {
 	// qstat -Q -f -F json: OpenPBS's Queue object.
 	ts, code = runPBS(t, "-Qf", "-F", "json")
 	var qs struct {
-		Queue map[string]map[string]any
+		Server string `json:"pbs_server"`
+		Queue  map[string]map[string]any
 	}
-	if err := json.Unmarshal(ts.out.Bytes(), &qs); code != 0 || err != nil || qs.Queue["nlp"]["gpus_lent"] != float64(4) || qs.Queue["scratch"]["enabled"] != "False" {
+	if err := json.Unmarshal(ts.out.Bytes(), &qs); code != 0 || err != nil || qs.Server != "lab" || qs.Queue["nlp"]["gpus_lent"] != float64(4) ||
+		qs.Queue["scratch"]["enabled"] != "False" || qs.Queue["vision"]["resources_assigned"].(map[string]any)["ngpus"] != float64(20) {
 		t.Errorf("qstat -Q -f -F json: exit %d, %v\n%s", code, err, ts.out)
 	}
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -73,33 +72,40 @@ func qstatServer(ctx context.Context, sys *Sys, o *qstatOpts, _ []string) error 
 	if !o.full {
 		return writeServerTable(sys.Stdout, st)
 	}
-	switch o.format {
-	case formatJSON:
-		return writeServerJSON(sys.Stdout, st, sys)
-	case formatDSV, formatSharqJSON:
-		if o.format == formatSharqJSON {
-			return usagef("-F sharq-json is for jobs")
-		}
-		delim := o.delim
-		if delim == "" {
-			delim = "|"
-		}
-		var b strings.Builder
-		b.WriteString("Server: " + st.name)
-		for _, a := range st.attrs() {
-			b.WriteString(delim + a.key() + "=" + a.value)
-		}
-		b.WriteString("\n")
-		_, err := io.WriteString(sys.Stdout, b.String())
-		return err
+	if o.format == formatSharqJSON {
+		return usagef("-F sharq-json is for jobs")
+	}
+	return writePBSFull(sys.Stdout, "Server", st.name, []pbsJSONObject{{name: st.name, attrs: st.attrs()}}, sys, o.format, o.delim)
+}
+
+// writePBSFull writes the full form of OpenPBS objects (qstat -B -f,
+// qstat -Q -f): "LABEL: NAME" and its attributes, as text, as DSV
+// (LABEL: NAME|key=value...) or as OpenPBS's JSON (writePBSJSON, the
+// objects under LABEL).
+func writePBSFull(w io.Writer, label, server string, objs []pbsJSONObject, sys *Sys, format, delim string) error {
+	if format == formatJSON {
+		return writePBSJSON(w, label, server, objs, sys)
 	}
 	var b strings.Builder
-	b.WriteString("Server: " + printable(st.name) + "\n")
-	for _, a := range st.attrs() {
-		fmt.Fprintf(&b, "    %s = %s\n", a.key(), printable(a.value))
+	for _, o := range objs {
+		if format == formatDSV {
+			if delim == "" {
+				delim = "|"
+			}
+			b.WriteString(label + ": " + o.name)
+			for _, a := range o.attrs {
+				b.WriteString(delim + a.key() + "=" + a.value)
+			}
+			b.WriteString("\n")
+			continue
+		}
+		b.WriteString(label + ": " + printable(o.name) + "\n")
+		for _, a := range o.attrs {
+			fmt.Fprintf(&b, "    %s = %s\n", a.key(), printable(a.value))
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
-	_, err = io.WriteString(sys.Stdout, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -116,31 +122,6 @@ func writeServerTable(w io.Writer, st serverStatus) error {
 	fmt.Fprintf(&b, "%-16s %5d %5d %5d %5d %5d %5d %5d %5d %s\n", name, 0, st.total,
 		c[api.StateQueued], c[api.StateRunning]+c[api.StateArray], c[api.StateHeld], c[api.StateWaiting], 0, c[api.StateExiting], "Active")
 	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// writeServerJSON writes qstat -B -f -F json: OpenPBS's envelope with the
-// server under "Server".
-func writeServerJSON(w io.Writer, st serverStatus, sys *Sys) error {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "{\n    \"timestamp\":%d,\n    \"pbs_version\":", sys.now().Unix())
-	jsonString(&b, pbsVersion)
-	b.WriteString(",\n    \"pbs_server\":")
-	jsonString(&b, st.name)
-	b.WriteString(",\n    \"Server\":{\n        ")
-	jsonString(&b, st.name)
-	b.WriteString(":{")
-	for i, a := range st.attrs() {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n            ")
-		jsonString(&b, a.name)
-		b.WriteString(":")
-		pbsJSONValue(&b, a.name, a.value)
-	}
-	b.WriteString("\n        }\n    }\n}\n")
-	_, err := w.Write(b.Bytes())
 	return err
 }
 
@@ -171,63 +152,14 @@ func shareAttrs(s api.ShareStatus) []pbsAttr {
 }
 
 // writeSharesFull writes qstat -Q -f: "Queue: NAME" and its attributes,
-// as text, OpenPBS's JSON ({"Queue": {NAME: {...}}}) or DSV.
-func writeSharesFull(w io.Writer, shares []api.ShareStatus, sys *Sys, format, delim string) error {
-	var b bytes.Buffer
-	switch format {
-	case formatJSON:
-		fmt.Fprintf(&b, "{\n    \"timestamp\":%d,\n    \"pbs_version\":", sys.now().Unix())
-		jsonString(&b, pbsVersion)
-		b.WriteString(",\n    \"Queue\":{")
-		for i, s := range shares {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			b.WriteString("\n        ")
-			jsonString(&b, s.Name)
-			b.WriteString(":{")
-			for k, a := range shareAttrs(s) {
-				if k > 0 {
-					b.WriteString(",")
-				}
-				b.WriteString("\n            ")
-				jsonString(&b, a.name)
-				b.WriteString(":")
-				if a.resource != "" {
-					b.WriteString("{")
-					jsonString(&b, a.resource)
-					b.WriteString(":")
-					pbsJSONValue(&b, a.key(), a.value)
-					b.WriteString("}")
-					continue
-				}
-				pbsJSONValue(&b, a.name, a.value)
-			}
-			b.WriteString("\n        }")
-		}
-		b.WriteString("\n    }\n}\n")
-	case formatDSV:
-		if delim == "" {
-			delim = "|"
-		}
-		for _, s := range shares {
-			b.WriteString("Queue: " + s.Name)
-			for _, a := range shareAttrs(s) {
-				b.WriteString(delim + a.key() + "=" + a.value)
-			}
-			b.WriteString("\n")
-		}
-	case formatSharqJSON:
+// as text, DSV or OpenPBS's JSON (writePBSFull).
+func writeSharesFull(w io.Writer, shares []api.ShareStatus, server string, sys *Sys, format, delim string) error {
+	if format == formatSharqJSON {
 		return usagef("-F sharq-json is for jobs")
-	default:
-		for _, s := range shares {
-			b.WriteString("Queue: " + printable(s.Name) + "\n")
-			for _, a := range shareAttrs(s) {
-				fmt.Fprintf(&b, "    %s = %s\n", a.key(), printable(a.value))
-			}
-			b.WriteString("\n")
-		}
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	objs := make([]pbsJSONObject, len(shares))
+	for i, s := range shares {
+		objs[i] = pbsJSONObject{name: s.Name, attrs: shareAttrs(s)}
+	}
+	return writePBSFull(w, "Queue", server, objs, sys, format, delim)
 }
