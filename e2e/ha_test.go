@@ -358,6 +358,31 @@ func (h *haCluster) submitter(stop <-chan struct{}) (done <-chan struct{}) {
 	return d
 }
 
+// loginSubmitter submits held jobs over TCP with MUNGE until stop is
+// closed, as qsub on a login host does: SHARQ_SERVER names every
+// controller and the client finds the leader itself. Its answer
+// (errors, with the number of submissions) comes when it ends.
+func (h *haCluster) loginSubmitter(stop <-chan struct{}) <-chan []string {
+	out := make(chan []string, 1)
+	go func() {
+		var errs []string
+		n := 0
+		for {
+			select {
+			case <-stop:
+				out <- append(errs, fmt.Sprintf("(%d submissions)", n))
+				return
+			default:
+			}
+			n++
+			if _, err := h.submitTCP(h.clients, 30*time.Second, "-q", "a", "-h", "--", "/bin/true"); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}()
+	return out
+}
+
 // firstAck waits for the first acknowledged submission and says how long
 // it took from since.
 func (h *haCluster) firstAck(since time.Time, d time.Duration) time.Duration {
@@ -373,11 +398,16 @@ func (h *haCluster) firstAck(since time.Time, d time.Duration) time.Duration {
 	return 0
 }
 
-var startedRE = regexp.MustCompile(`job container started.*? job=(\S+) run=(\d+)`)
+var (
+	startedRE = regexp.MustCompile(`job container started.*? job=(\S+) run=(\d+)`)
+	exitedRE  = regexp.MustCompile(`job exited.*? job=(\S+) run=(\d+) exit_status=0 `)
+)
 
 // check is the checker: every acknowledged id is in etcd, no id was
-// acknowledged twice, no run of a job started twice, and no job has two
-// containers running.
+// acknowledged twice, no run of a job started twice, no job that exited
+// started again (its exit lost in a failover, the job requeued as if its
+// node were gone: the job ran twice), and no job has two containers
+// running.
 func (h *haCluster) check() {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -403,6 +433,15 @@ func (h *haCluster) check() {
 	for run, n := range starts {
 		if n > 1 {
 			h.t.Errorf("job %s started %d times", run, n)
+		}
+	}
+	for _, m := range exitedRE.FindAllStringSubmatch(h.logs.String(), -1) {
+		var done int
+		fmt.Sscan(m[2], &done)
+		for later := done + 1; later <= done+10; later++ {
+			if starts[fmt.Sprintf("%s run %d", m[1], later)] > 0 {
+				h.t.Errorf("job %s exited (run %d, status 0) and started again as run %d: it ran twice", m[1], done, later)
+			}
 		}
 	}
 	h.t.Logf("checker: %d acknowledged, %d stored, %d runs started", len(h.acked), len(stored), len(starts))
@@ -449,6 +488,7 @@ func TestHA(t *testing.T) {
 	t.Run("kill -9 of the leader, repeatedly, under submissions", func(t *testing.T) {
 		stop := make(chan struct{})
 		done := h.submitter(stop)
+		login := h.loginSubmitter(stop)
 		var took []time.Duration
 		for round := 0; round < haKills; round++ {
 			time.Sleep(300 * time.Millisecond)
@@ -460,6 +500,13 @@ func TestHA(t *testing.T) {
 		}
 		close(stop)
 		<-done
+		// A login host's qsub rides through every failover: no error.
+		if errs := <-login; len(errs) > 1 {
+			t.Errorf("%d qsub over TCP failed across %d kills of the leader %s:\n%s", len(errs)-1, haKills, errs[len(errs)-1],
+				strings.Join(errs[:len(errs)-1], "\n"))
+		} else {
+			t.Logf("qsub over TCP to every controller across %d kills: no error %s", haKills, errs[0])
+		}
 		slices.Sort(took)
 		t.Logf("kill -9 to first acknowledged qsub (TTL %v): p50 %v, max %v, all %v", haTTL, took[len(took)/2], took[len(took)-1], took)
 	})
