@@ -85,16 +85,16 @@ func visibleCommands(cs []*ucli.Command) []*ucli.Command {
 	return out
 }
 
-// options are the flags as --help shows them (urfave's FlagStringer: the
-// names with their placeholder, a tab, the usage with its default and
-// environment variables), but the help flag.
+// options are the flags as --help shows them (each flag's String, as the
+// help template prints it: the names with their placeholder, a tab, the
+// usage with its default and environment variables), but the help flag.
 func options(flags []ucli.Flag) []Entry {
 	var out []Entry
 	for _, f := range flags {
 		if names := f.Names(); len(names) > 0 && names[0] == "help" {
 			continue
 		}
-		tag, text, _ := strings.Cut(ucli.FlagStringer(f), "\t")
+		tag, text, _ := strings.Cut(f.String(), "\t")
 		out = append(out, Entry{Tag: strings.TrimSpace(tag), Text: strings.TrimSpace(text)})
 	}
 	return out

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/internal/manpage"
 )
 
 const root = "../../.."
@@ -115,5 +117,40 @@ func TestRunWritesAndChecks(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "man", "qsub.1"))
 	if err != nil || !strings.Contains(string(b), ".SH \"NAME\"\nqsub \\- submit a batch job\n") {
 		t.Errorf("qsub.1: %v\n%.300s", err, b)
+	}
+}
+
+// Each client command's page says what its --help says: the summary,
+// every option's names and text, and every subcommand's usage line.
+func TestPagesSayWhatHelpSays(t *testing.T) {
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, name := range cli.CommandNames() {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			sys := &cli.Sys{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+			if code := cli.Commands[name](context.Background(), []string{name, "--help"}, sys); code != 0 {
+				t.Fatalf("%s --help: exit %d: %s", name, code, errOut.String())
+			}
+			help := words(out.String())
+			app, err := cli.App(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := manpage.FromApp(app, 1)
+			want := []string{name + " - " + p.Summary}
+			for _, o := range p.Options {
+				want = append(want, o.Tag+" "+o.Text)
+			}
+			for _, c := range p.Commands {
+				if strings.Count(c.Path, " ") == 1 { // --help lists the first level
+					want = append(want, strings.TrimPrefix(c.Path, name+" ")+" "+c.Usage)
+				}
+			}
+			for _, w := range want {
+				if !strings.Contains(help, words(w)) {
+					t.Errorf("the page says %q, --help does not:\n%s", w, out.String())
+				}
+			}
+		})
 	}
 }
