@@ -138,6 +138,7 @@ func pages(root string) (map[string][]byte, error) {
 		Synopsis: []string{"/etc/sharq/cluster.toml"},
 		Sections: []manpage.Section{{Title: "FILES", Entries: []manpage.Entry{
 			{Tag: "/etc/sharq/cluster.toml", Text: "The configuration sharqctld, sharqd and the client commands read (--config, $SHARQ_CONF), the same file on every host."},
+			{Tag: "share/doc/sharq/cluster.toml", Text: "Under the installation prefix (contrib/examples/cluster.toml in the source): the commented example this page is made from, every key set or shown commented out."},
 		}}},
 	}
 	if err := manpage.ConfigPage(cfg, string(example), conf.Keys()); err != nil {
