@@ -9,7 +9,7 @@ export CGO_ENABLED = 1
 # the client commands start faster (contrib/bench/vs-slurm.sh).
 export GOFLAGS += -tags=urfave_cli_no_docs
 
-.PHONY: all build etcd test test-unit vet fmt-check lint tidy-check cgo-check tools bench bench-system up demo clean deps local-deps
+.PHONY: all build etcd test test-unit vet fmt-check lint tidy-check cgo-check tools bench bench-system up demo clean deps local-deps man install uninstall
 
 all: build
 
@@ -29,6 +29,53 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ $(addprefix ./cmd/,$(PURE_CMDS))
 	@for c in $(CLIENTS); do $(GO) version -m $(BIN)/$$c | grep -q 'CGO_ENABLED=0' || \
 		{ echo "$(BIN)/$$c is built with cgo: the client commands must be static (pure Go)" >&2; exit 1; }; done
+
+# The manual pages in man/, made from the commands' definitions (what
+# --help prints) and contrib/examples/cluster.toml's comments by
+# internal/tools/mangen; its test fails when they are not current.
+man:
+	$(GO) run ./internal/tools/mangen
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the daemons to sbin, every
+# other command but sharq-up (a development tool) to bin, the manual pages
+# (gzipped) to share/man, bash completion (one file, a link per command it
+# completes) and the systemd units (their paths under PREFIX) to
+# lib/systemd/system, the documentation and example configurations to
+# share/doc/sharq. Nothing outside DESTDIR$(PREFIX).
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+SBINDIR     ?= $(PREFIX)/sbin
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+DOCDIR      ?= $(PREFIX)/share/doc/sharq
+DAEMONS      = sharqctld sharqd
+BIN_CMDS     = $(filter-out $(DAEMONS) sharq-up,$(notdir $(wildcard cmd/*)))
+COMPLETED    = $(shell sed -n 's/^complete -F [^ ]* //p' contrib/completion/sharq.bash)
+MANPAGES     = $(wildcard man/*.[158])
+UNITS        = $(wildcard contrib/systemd/*.service)
+DOCS         = README.md ARCHITECTURE.md SECURITY.md $(wildcard contrib/examples/*.toml)
+
+install: build
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(DOCDIR) $(addprefix $(DESTDIR)$(MANDIR)/man,1 5 8)
+	install -m 755 $(addprefix $(BIN)/,$(BIN_CMDS)) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(addprefix $(BIN)/,$(DAEMONS)) $(DESTDIR)$(SBINDIR)/
+	for p in $(MANPAGES); do \
+		gzip -9nc $$p > $(DESTDIR)$(MANDIR)/man$${p##*.}/$${p##*/}.gz || exit 1; done
+	install -m 644 contrib/completion/sharq.bash $(DESTDIR)$(BASHCOMPDIR)/sharq
+	for c in $(COMPLETED); do ln -sfn sharq $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; done
+	for u in $(UNITS); do \
+		sed -e 's|/usr/local/|$(PREFIX)/|g' -e 's|file:///usr/share/doc/sharq/|file://$(DOCDIR)/|g' $$u \
+			> $(DESTDIR)$(UNITDIR)/$${u##*/} && chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(BIN_CMDS)) $(addprefix $(DESTDIR)$(SBINDIR)/,$(DAEMONS)) \
+		$(foreach p,$(MANPAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(notdir $(p)).gz) \
+		$(addprefix $(DESTDIR)$(BASHCOMPDIR)/,sharq $(COMPLETED)) \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(notdir $(UNITS))) $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
+	-rmdir $(DESTDIR)$(DOCDIR)
 
 # etcd and etcdctl for an HA cluster (README: High availability), built
 # from the etcd release go.mod pins, the one the tests run, by the module

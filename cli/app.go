@@ -89,6 +89,14 @@ func newApp(sys *Sys, name, usage, usageText, description string) *ucli.App {
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
 			return usageError{err}
 		},
+		// App (the man pages) takes the app here, whole, before its action.
+		Before: func(c *ucli.Context) error {
+			if sys.describe != nil {
+				sys.describe(c.App)
+				return errDescribed
+			}
+			return nil
+		},
 	}
 }
 

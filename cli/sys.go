@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/sharq-hpc/sharq/api"
 )
@@ -69,6 +70,9 @@ type Sys struct {
 	// costs a goroutine and a locked thread of its own, and is ended by
 	// SIGINT as any short command is. nil: ctx as it is.
 	Interrupts func(ctx context.Context) (context.Context, context.CancelFunc)
+	// describe, when set, is given the command's App instead of running
+	// its action (see App).
+	describe func(*ucli.App)
 }
 
 // OS returns a Sys for this process, sending requests with call.

@@ -82,7 +82,7 @@ func (l *loader) accounting(t *table, spoolDir string) Accounting {
 	if b, ok := t.boolean("users_see_all"); ok {
 		a.UsersSeeAll = b
 	}
-	t.unknown("backend", "path", "dsn", "retention", "sample_interval", "users_see_all")
+	t.unknown(keys["accounting"]...)
 	return a
 }
 

@@ -167,11 +167,7 @@ func (l *loader) cluster(t *table, present bool) Cluster {
 			c.MaxJobBytesPerUser = DefaultMaxJobBytesPerUser
 		}
 	}
-	t.unknown("name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file",
-		"tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "job_lease", "history",
-		"metrics", "checkpoint_root", "default_share", "spool", "controllers",
-		"client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen",
-		"max_queued_jobs_per_user", "max_job_bytes_per_user")
+	t.unknown(keys["cluster"]...)
 	return c
 }
 
@@ -207,7 +203,7 @@ func (l *loader) runtime(t *table) Runtime {
 			t.errf("namespace", "%q is not a valid containerd namespace (letters and digits, with single '.', '_' or '-' between them; at most 76)", ns)
 		}
 	}
-	t.unknown("containerd_socket", "namespace", "client_bin_dir")
+	t.unknown(keys["runtime"]...)
 	return r
 }
 

@@ -113,7 +113,7 @@ func (l *loader) etcd(t *table, name, backend string) Etcd {
 			t.errf("max_request_bytes", "%d must be from 1.5 MiB to 1 GiB", n)
 		}
 	}
-	t.unknown("endpoints", "prefix", "session_ttl", "timeout", "tls_cert", "tls_key", "tls_ca", "max_txn_ops", "max_request_bytes")
+	t.unknown(keys["etcd"]...)
 	return e
 }
 

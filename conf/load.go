@@ -215,7 +215,7 @@ func (l *loader) config(doc map[string]any) *Config {
 	shareTables := root.tables("share")
 	cfg.Accounting = l.accounting(root.subtable("accounting", "accounting"), cfg.Cluster.SpoolDir)
 	cfg.Scheduler = l.scheduler(root.subtable("scheduler", "scheduler"))
-	root.unknown("cluster", "etcd", "runtime", "accounting", "scheduler", "partition", "node", "share")
+	root.unknown(keys[""]...)
 
 	// An absent or empty array is reported here; a value of another
 	// kind was reported by tables.

@@ -81,7 +81,7 @@ func (l *loader) nodes(ts []*table) []*nodeBlock {
 		}
 		tmpl.CheckpointRoot = t.absPath("checkpoint_root", l.checkpointRoot)
 		tmpl.Labels = t.labels("labels")
-		t.unknown("names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root", "labels")
+		t.unknown(keys["node"]...)
 
 		b.nodes = make([]Node, len(names))
 		for i, n := range names {

@@ -153,10 +153,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				}
 			}
 		}
-		t.unknown("name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries",
-			"node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network",
-			"mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime",
-			"default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu")
+		t.unknown(keys["partition"]...)
 		out = append(out, p)
 	}
 	return out

@@ -87,6 +87,6 @@ func (l *loader) scheduler(t *table) Scheduler {
 			s.FairPreemptionAfter = d
 		}
 	}
-	t.unknown("fair_share", "usage_half_life", "backfill", "fair_preemption", "fair_preemption_after")
+	t.unknown(keys["scheduler"]...)
 	return s
 }

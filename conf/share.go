@@ -139,9 +139,7 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 				}
 			}
 		}
-		t.unknown("name", "partition", "gpus", "strategy", "borrow_limit", "in_share_preemption",
-			"users", "state", "priority_default", "fair_weight", "fair_share_users",
-			"max_running_jobs_per_user", "max_gpus_per_user", "max_queued_jobs_per_user")
+		t.unknown(keys["share"]...)
 	}
 	return out
 }

@@ -32,6 +32,10 @@ func Main(args []string) int {
 	return 0
 }
 
+// NewApp is sharq-sim's command line writing its reports to stdout (also
+// the source of its man page: internal/tools/mangen).
+func NewApp(stdout io.Writer) *cli.App { return newApp(stdout) }
+
 // newApp is the command line writing its reports to stdout.
 func newApp(stdout io.Writer) *cli.App {
 	return &cli.App{

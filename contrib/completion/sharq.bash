@@ -1,6 +1,8 @@
 # bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes and
 # sharqctl.
-# Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
+# Install: make install puts it in share/bash-completion/completions/ as sharq, with a link
+# for each command below (bash-completion loads it when one is first completed); or copy it to
+# /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
 _sharq_jobs() {

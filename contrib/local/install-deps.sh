@@ -12,6 +12,7 @@
 #   prometheus         the dashboard and alert-rule tests scrape a real sharqctld
 #   snakemake          the workflow test runs Snakemake's cluster mode on sharq (image "host")
 #   faketime           a munged with its clock shifted, for rewound and expired credentials
+#   man-db, groff-base the make install test renders every installed manual page (man --warnings)
 #   qemu-system-x86    runtime/hostproc's tests run once more in a virtual machine whose memory
 #                      cgroups are in the other mode (v2 on a v1 host, v1 on a v2 host), with
 #                      Debian's kernel unpacked (not installed) to /usr/local/lib/sharq/test-vmlinuz
@@ -19,7 +20,7 @@
 set -euo pipefail
 pkgs=(containerd runc busybox-static util-linux munge iproute2)
 if [ "${1:-}" = --test ]; then
-  pkgs+=(postgresql-15 prometheus snakemake faketime qemu-system-x86)
+  pkgs+=(postgresql-15 prometheus snakemake faketime qemu-system-x86 man-db groff-base)
 fi
 need=()
 for p in "${pkgs[@]}"; do

@@ -15,7 +15,17 @@ import (
 // Main is sharqctld's command line: it wires the configuration, logging and
 // signals (SIGHUP reloads, SIGINT/SIGTERM stop) to a Controller.
 func Main(args []string, stderr io.Writer) int {
-	app := &cli.App{
+	if err := NewApp(stderr).Run(args); err != nil {
+		fmt.Fprintln(stderr, "sharqctld:", err)
+		return 1
+	}
+	return 0
+}
+
+// NewApp is sharqctld's command line, logging and writing its help to
+// stderr (also the source of its man page: internal/tools/mangen).
+func NewApp(stderr io.Writer) *cli.App {
+	return &cli.App{
 		Name:  "sharqctld",
 		Usage: "the sharq controller: queues, quota shares, scheduling",
 		UsageText: "sharqctld --config /etc/sharq/cluster.toml\n" +
@@ -36,11 +46,6 @@ func Main(args []string, stderr io.Writer) int {
 			return run(cx.Context, cx.String("config"), log)
 		},
 	}
-	if err := app.Run(args); err != nil {
-		fmt.Fprintln(stderr, "sharqctld:", err)
-		return 1
-	}
-	return 0
 }
 
 func newLogger(w io.Writer, level string, json bool) (*slog.Logger, error) {

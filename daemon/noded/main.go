@@ -20,7 +20,17 @@ import (
 //
 //	sharqd --config /etc/sharq/cluster.toml [--node NAME] [--state-dir DIR] [--log-level LEVEL]
 func Main(args []string) int {
-	app := &cli.App{
+	if err := NewApp().Run(args); err != nil {
+		fmt.Fprintln(os.Stderr, "sharqd:", err)
+		return 1
+	}
+	return 0
+}
+
+// NewApp is sharqd's command line (also the source of its man page:
+// internal/tools/mangen).
+func NewApp() *cli.App {
+	return &cli.App{
 		Name:  "sharqd",
 		Usage: "sharq node daemon: runs the controller's jobs as containers with pinned GPUs",
 		Flags: []cli.Flag{
@@ -32,11 +42,6 @@ func Main(args []string) int {
 		HideHelpCommand: true,
 		Action:          mainAction,
 	}
-	if err := app.Run(args); err != nil {
-		fmt.Fprintln(os.Stderr, "sharqd:", err)
-		return 1
-	}
-	return 0
 }
 
 func mainAction(c *cli.Context) error {
