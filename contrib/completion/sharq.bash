@@ -1,5 +1,5 @@
-# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes and
-# sharqctl.
+# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes,
+# qsig and sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -151,6 +151,20 @@ _sharq_pbsnodes() {
     COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur"))
 }
 
+_sharq_qsig() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -s) COMPREPLY=($(compgen -W "TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT WINCH" -- "$cur")); return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-s --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+}
+
 _sharq_sharqctl() {
     local cur prev
     cur=${COMP_WORDS[COMP_CWORD]}
@@ -216,4 +230,5 @@ complete -F _sharq_qalter qalter
 complete -F _sharq_qexec qexec
 complete -F _sharq_qselect qselect
 complete -F _sharq_pbsnodes pbsnodes
+complete -F _sharq_qsig qsig
 complete -F _sharq_sharqctl sharqctl

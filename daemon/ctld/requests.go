@@ -35,6 +35,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		fn = func() { c.stat(id, req.Stat, resp) }
 	case api.OpDelete, api.OpHold, api.OpRelease:
 		fn = func() { c.eachJob(id, req, resp) }
+	case api.OpSignal:
+		fn = func() { c.signalJobs(id, req, resp) }
 	case api.OpAlter:
 		fn = func() { resp.Error = c.alter(id, req.Alter) }
 	case api.OpShares:

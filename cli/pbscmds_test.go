@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sharq-hpc/sharq/api"
+)
+
+// TestPBSJobCommands runs qsig (and the other one-request job commands
+// of PBS's family) against the recording controller: the request each
+// command line sends, and PBS's messages and exit statuses for the
+// controller's refusals.
+func TestPBSJobCommands(t *testing.T) {
+	type cmd func(context.Context, []string, *Sys) int
+	tests := []struct {
+		name    string
+		cmd     cmd
+		args    []string
+		reply   *api.Response // nil: success
+		wantReq *api.Request  // nil: no request is sent
+		code    int
+		stderr  string
+	}{
+		{name: "qsig default TERM", cmd: Qsig, args: []string{"qsig", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12"}, Signal: "SIGTERM"}},
+		{name: "qsig -s USR1", cmd: Qsig, args: []string{"qsig", "-s", "USR1", "12.lab", "13[2-3]"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12.lab", "13[2]", "13[3]"}, Signal: "SIGUSR1"}},
+		{name: "qsig -s number joined", cmd: Qsig, args: []string{"qsig", "-s2", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12"}, Signal: "SIGINT"}},
+		{name: "qsig suspend", cmd: Qsig, args: []string{"qsig", "-s", "suspend", "12"}, code: ExitUsage, stderr: "sharq does not suspend jobs"},
+		{name: "qsig unknown signal", cmd: Qsig, args: []string{"qsig", "-s", "FOO", "12"}, code: ExitUsage, stderr: `unknown signal "FOO"`},
+		{name: "qsig no id", cmd: Qsig, args: []string{"qsig", "-s", "USR1"}, code: ExitUsage, stderr: "no job id given"},
+		{name: "qsig queued job", cmd: Qsig, args: []string{"qsig", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12"}, Signal: "SIGTERM"},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "it is queued: only a running job can be signalled", ID: "12.lab"}},
+			code:    ExitBadState, stderr: "qsig: Request invalid for state of job 12.lab (it is queued: only a running job can be signalled)\n"},
+		{name: "qsig unknown job", cmd: Qsig, args: []string{"qsig", "99"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"99"}, Signal: "SIGTERM"},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"}},
+			code:    ExitUnknownJob, stderr: "qsig: Unknown Job Id 99\n"},
+		{name: "qsig not owner", cmd: Qsig, args: []string{"qsig", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12"}, Signal: "SIGTERM"},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodePermission, Message: "Unauthorized Request 12.lab", ID: "12.lab"}},
+			code:    ExitPermission, stderr: "qsig: Unauthorized Request  12.lab\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTestSys(t)
+			if tt.reply != nil {
+				ts.rec.reply = func(api.Request) (*api.Response, error) { r := *tt.reply; return refuse(&r) }
+			}
+			code := tt.cmd(context.Background(), tt.args, ts.Sys)
+			if code != tt.code || !strings.Contains(ts.err.String(), tt.stderr) || tt.stderr == "" && ts.err.Len() > 0 {
+				t.Errorf("exit %d, stderr %q; want %d, %q", code, ts.err, tt.code, tt.stderr)
+			}
+			switch {
+			case tt.wantReq == nil && len(ts.rec.reqs) != 0:
+				t.Errorf("requests %+v, want none", ts.rec.reqs)
+			case tt.wantReq != nil && (len(ts.rec.reqs) != 1 || !reflect.DeepEqual(ts.rec.reqs[0], *tt.wantReq)):
+				t.Errorf("requests %+v, want %+v", ts.rec.reqs, *tt.wantReq)
+			}
+			if ts.out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", ts.out)
+			}
+		})
+	}
+}
+
+// TestPBSJobCommandsHelp: each command's --help names its examples.
+func TestPBSJobCommandsHelp(t *testing.T) {
+	for _, tt := range []struct {
+		cmd  func(context.Context, []string, *Sys) int
+		name string
+		want string
+	}{
+		{Qsig, "qsig", "qsig -s USR1 123"},
+	} {
+		ts := newTestSys(t)
+		if code := tt.cmd(context.Background(), []string{tt.name, "--help"}, ts.Sys); code != 0 || !strings.Contains(ts.out.String(), tt.want) {
+			t.Errorf("%s --help: exit %d, %q", tt.name, code, ts.out)
+		}
+	}
+}

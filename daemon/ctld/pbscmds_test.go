@@ -1,0 +1,74 @@
+package ctld
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+)
+
+// TestSignal is qsig against the controller and a scripted node: only a
+// running job's owner or an admin may signal it, the node gets the signal
+// for the job's current run, and the job's history says who sent what.
+func TestSignal(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("b", 8, nil)
+	n.expect(api.MsgStart)
+	n.report(running, 0, "running", 0)
+	queued := tc.submit("b", 8, nil)
+	tests := []struct {
+		name string
+		who  *Identity // nil: root, an admin
+		ids  []string
+		sig  api.Signal
+		code string // "": success, the node gets the signal
+	}{
+		{name: "owner", who: &alice, ids: []string{running}, sig: "SIGUSR1"},
+		{name: "admin", ids: []string{running}, sig: "SIGTERM"},
+		{name: "another user", who: &mallory, ids: []string{running}, sig: "SIGUSR1", code: api.CodePermission},
+		{name: "queued job", who: &alice, ids: []string{queued}, sig: "SIGUSR1", code: api.CodeInvalidState},
+		{name: "unknown job", who: &alice, ids: []string{"999"}, sig: "SIGUSR1", code: api.CodeUnknownJob},
+		{name: "no signal", who: &alice, ids: []string{running}, code: api.CodeBadRequest},
+		{name: "no job", who: &alice, sig: "SIGUSR1", code: api.CodeBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := api.Request{Op: api.OpSignal, IDs: tt.ids, Signal: tt.sig}
+			var resp *api.Response
+			if tt.who == nil {
+				resp = tc.call(req)
+			} else {
+				resp = tc.asUser(*tt.who, req)
+			}
+			if tt.code != "" {
+				if resp.Error == nil || resp.Error.Code != tt.code {
+					t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+				}
+				n.quiet(50 * time.Millisecond)
+				return
+			}
+			if resp.Error != nil {
+				t.Fatalf("qsig: %v", resp.Error)
+			}
+			o := n.expect(api.MsgSignal).Signal
+			if o == nil || o.JobID != running || o.Run != 0 || o.Signal != tt.sig {
+				t.Fatalf("signal order %+v", o)
+			}
+			h := tc.job(running).History
+			if !slices.ContainsFunc(h, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "signal "+string(tt.sig)+" sent by") }) {
+				t.Errorf("no history entry of the signal: %+v", h)
+			}
+		})
+	}
+	// A job being stopped is not signalled.
+	if resp := tc.call(api.Request{Op: api.OpDelete, IDs: []string{running}}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	n.expect(api.MsgStop)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{running}, Signal: "SIGUSR1"}); resp.Error == nil || resp.Error.Code != api.CodeInvalidState {
+		t.Errorf("qsig of a stopping job: %+v", resp.Error)
+	}
+}
