@@ -45,6 +45,18 @@ func TestPBSJobCommands(t *testing.T) {
 			wantReq: &api.Request{V: 1, Op: api.OpSignal, IDs: []string{"12"}, Signal: "SIGTERM"},
 			reply:   &api.Response{Error: &api.Error{Code: api.CodePermission, Message: "Unauthorized Request 12.lab", ID: "12.lab"}},
 			code:    ExitPermission, stderr: "qsig: Unauthorized Request  12.lab\n"},
+		{name: "qrerun", cmd: Qrerun, args: []string{"qrerun", "12", "13[]"},
+			wantReq: &api.Request{V: 1, Op: api.OpRerun, IDs: []string{"12", "13[]"}}},
+		{name: "qrerun no id", cmd: Qrerun, args: []string{"qrerun"}, code: ExitUsage, stderr: "no job id given"},
+		{name: "qrerun queued job", cmd: Qrerun, args: []string{"qrerun", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpRerun, IDs: []string{"12"}},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "it is queued: only a running job can be rerun", ID: "12.lab"}},
+			code:    ExitBadState, stderr: "qrerun: Request invalid for state of job 12.lab (it is queued: only a running job can be rerun)\n"},
+		{name: "qrerun unknown job", cmd: Qrerun, args: []string{"qrerun", "98", "99"},
+			wantReq: &api.Request{V: 1, Op: api.OpRerun, IDs: []string{"98", "99"}},
+			reply: &api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"},
+				Errors: []api.Error{{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"}}},
+			code: ExitUnknownJob, stderr: "qrerun: Unknown Job Id 99\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +89,7 @@ func TestPBSJobCommandsHelp(t *testing.T) {
 		want string
 	}{
 		{Qsig, "qsig", "qsig -s USR1 123"},
+		{Qrerun, "qrerun", "qrerun '125[]'"},
 	} {
 		ts := newTestSys(t)
 		if code := tt.cmd(context.Background(), []string{tt.name, "--help"}, ts.Sys); code != 0 || !strings.Contains(ts.out.String(), tt.want) {

@@ -72,3 +72,78 @@ func TestSignal(t *testing.T) {
 		t.Errorf("qsig of a stopping job: %+v", resp.Error)
 	}
 }
+
+// TestRerun is qrerun against the controller and a scripted node: the job
+// is stopped with its grace, goes back to the queue once it has exited
+// (whatever its status), starts again as its next run, and no preemption
+// is counted. Refusals: another user's job, a job not running, an
+// unknown id.
+func TestRerun(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("b", 8, nil)
+	n.expect(api.MsgStart)
+	n.report(running, 0, "running", 0)
+	queued := tc.submit("b", 8, nil)
+	for _, tt := range []struct {
+		name string
+		who  Identity
+		id   string
+		code string
+	}{
+		{name: "another user", who: mallory, id: running, code: api.CodePermission},
+		{name: "queued job", who: alice, id: queued, code: api.CodeInvalidState},
+		{name: "unknown job", who: alice, id: "999", code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpRerun, IDs: []string{tt.id}})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+		})
+	}
+	n.quiet(50 * time.Millisecond)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error != nil {
+		t.Fatalf("qrerun: %v", resp.Error)
+	}
+	if stop := n.expect(api.MsgStop).Stop; stop.JobID != running || stop.Reason != api.StopRerun || stop.Grace != 7*time.Second {
+		t.Fatalf("stop order %+v", stop)
+	}
+	if j := tc.job(running); j.State != api.StateExiting {
+		t.Fatalf("state while stopping: %s", j.State)
+	}
+	// Twice is refused: it is stopping already.
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error == nil || resp.Error.Code != api.CodeInvalidState {
+		t.Fatalf("second qrerun: %+v", resp.Error)
+	}
+	n.report(running, 0, "exited", 0) // it checkpointed and exited 0: still rerun
+	n.expect(api.MsgRemove)
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != running || st.Run != 1 {
+		t.Fatalf("restart order %+v, want run 1 of %s", st, running)
+	}
+	j := tc.job(running)
+	if j.State != api.StateRunning || j.Preemptions != 0 || j.ExitStatus != nil {
+		t.Fatalf("after the rerun: state %s preemptions %d exit %v", j.State, j.Preemptions, j.ExitStatus)
+	}
+	if !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "rerun by alice") }) {
+		t.Errorf("history: %+v", j.History)
+	}
+	// A rerun survives a controller restart: the stop is sent again when
+	// the node comes back, and the exit requeues the job.
+	n.report(running, 1, "running", 0)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error != nil {
+		t.Fatalf("qrerun: %v", resp.Error)
+	}
+	n.expect(api.MsgStop)
+	tc.restart()
+	n2 := tc.attachNode("n1", api.RunningJob{JobID: running, Run: 1})
+	if stop := n2.expect(api.MsgStop).Stop; stop.JobID != running || stop.Reason != api.StopRerun {
+		t.Fatalf("stop after the restart %+v", stop)
+	}
+	n2.report(running, 1, "exited", 271)
+	n2.expect(api.MsgRemove)
+	if st := n2.expect(api.MsgStart).Start; st.Job.ID != running || st.Run != 2 || st.Job.Preemptions != 0 {
+		t.Fatalf("restart order %+v, want run 2 of %s", st, running)
+	}
+}
