@@ -57,22 +57,47 @@ func TestPBSJobCommands(t *testing.T) {
 			reply: &api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"},
 				Errors: []api.Error{{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"}}},
 			code: ExitUnknownJob, stderr: "qrerun: Unknown Job Id 99\n"},
+		{name: "qmove", cmd: Qmove, args: []string{"qmove", "nlp", "12", "13.lab"},
+			wantReq: &api.Request{V: 1, Op: api.OpMove, IDs: []string{"12", "13.lab"}, Share: "nlp"}},
+		{name: "qmove to share@server", cmd: Qmove, args: []string{"qmove", "nlp@lab", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpMove, IDs: []string{"12"}, Share: "nlp@lab"}},
+		{name: "qmove unknown share", cmd: Qmove, args: []string{"qmove", "nope", "12"}, code: ExitUnknownQueue, stderr: "qmove: Unknown queue nope\n"},
+		{name: "qmove server only", cmd: Qmove, args: []string{"qmove", "@lab", "12"}, code: ExitUsage, stderr: `"@lab" is not a destination`},
+		{name: "qmove id first", cmd: Qmove, args: []string{"qmove", "12", "nlp"}, code: ExitUsage, stderr: `"12" is not a destination`},
+		{name: "qmove no id", cmd: Qmove, args: []string{"qmove", "nlp"}, code: ExitUsage, stderr: "give a destination and at least one job id"},
+		{name: "qmove running job", cmd: Qmove, args: []string{"qmove", "nlp", "12"},
+			wantReq: &api.Request{V: 1, Op: api.OpMove, IDs: []string{"12"}, Share: "nlp"},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "it is running: only a job that waits can be moved", ID: "12.lab"}},
+			code:    ExitBadState, stderr: "qmove: Request invalid for state of job 12.lab (it is running: only a job that waits can be moved)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestSys(t)
-			if tt.reply != nil {
-				ts.rec.reply = func(api.Request) (*api.Response, error) { r := *tt.reply; return refuse(&r) }
+			ts.rec.reply = func(req api.Request) (*api.Response, error) {
+				switch {
+				case req.Op == api.OpShares: // qmove checks its destination
+					return &api.Response{V: 1, Shares: sampleShares()}, nil
+				case tt.reply != nil:
+					r := *tt.reply
+					return refuse(&r)
+				}
+				return &api.Response{V: 1}, nil
 			}
 			code := tt.cmd(context.Background(), tt.args, ts.Sys)
 			if code != tt.code || !strings.Contains(ts.err.String(), tt.stderr) || tt.stderr == "" && ts.err.Len() > 0 {
 				t.Errorf("exit %d, stderr %q; want %d, %q", code, ts.err, tt.code, tt.stderr)
 			}
+			var reqs []api.Request
+			for _, r := range ts.rec.reqs {
+				if r.Op != api.OpShares {
+					reqs = append(reqs, r)
+				}
+			}
 			switch {
-			case tt.wantReq == nil && len(ts.rec.reqs) != 0:
-				t.Errorf("requests %+v, want none", ts.rec.reqs)
-			case tt.wantReq != nil && (len(ts.rec.reqs) != 1 || !reflect.DeepEqual(ts.rec.reqs[0], *tt.wantReq)):
-				t.Errorf("requests %+v, want %+v", ts.rec.reqs, *tt.wantReq)
+			case tt.wantReq == nil && len(reqs) != 0:
+				t.Errorf("requests %+v, want none", reqs)
+			case tt.wantReq != nil && (len(reqs) != 1 || !reflect.DeepEqual(reqs[0], *tt.wantReq)):
+				t.Errorf("requests %+v, want %+v", reqs, *tt.wantReq)
 			}
 			if ts.out.Len() != 0 {
 				t.Errorf("stdout = %q, want nothing", ts.out)
@@ -90,6 +115,7 @@ func TestPBSJobCommandsHelp(t *testing.T) {
 	}{
 		{Qsig, "qsig", "qsig -s USR1 123"},
 		{Qrerun, "qrerun", "qrerun '125[]'"},
+		{Qmove, "qmove", "qmove nlp@lab 123"},
 	} {
 		ts := newTestSys(t)
 		if code := tt.cmd(context.Background(), []string{tt.name, "--help"}, ts.Sys); code != 0 || !strings.Contains(ts.out.String(), tt.want) {

@@ -1,5 +1,5 @@
 # bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes,
-# qsig, qrerun and sharqctl.
+# qsig, qrerun, qmove and sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -165,6 +165,22 @@ _sharq_qsig() {
     COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
 }
 
+_sharq_qmove() {
+    local cur=${COMP_WORDS[COMP_CWORD]} i n=0
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+        return
+    fi
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == -* ]] || ((n++))
+    done
+    if ((n == 0)); then
+        COMPREPLY=($(compgen -W "$(_sharq_shares)" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+    fi
+}
+
 _sharq_sharqctl() {
     local cur prev
     cur=${COMP_WORDS[COMP_CWORD]}
@@ -231,4 +247,5 @@ complete -F _sharq_qexec qexec
 complete -F _sharq_qselect qselect
 complete -F _sharq_pbsnodes pbsnodes
 complete -F _sharq_qsig qsig
+complete -F _sharq_qmove qmove
 complete -F _sharq_sharqctl sharqctl

@@ -147,3 +147,73 @@ func TestRerun(t *testing.T) {
 		t.Fatalf("restart order %+v, want run 2 of %s", st, running)
 	}
 }
+
+// TestMove is qmove against the controller: a waiting job moves to another
+// share of its partition and starts there on that share's quota; moves
+// the rules forbid are refused, each with its code.
+func TestMove(t *testing.T) {
+	shares := twoShares + `
+[[share]]
+name = "bobs"
+partition = "gpu"
+gpus = 0
+strategy = "LEND_AND_BORROW"
+borrow_limit = -1
+users = ["bob"]
+`
+	tc := newTestCluster(t, []string{"n1:8"}, shares)
+	n := tc.attachNode("n1")
+	running := tc.submit("a", 4, nil)
+	n.expect(api.MsgStart)
+	waiting := tc.submit("a", 4, nil) // a is LEND: it never borrows
+	held := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+	n.quiet(100 * time.Millisecond)
+	for _, tt := range []struct {
+		name  string
+		who   Identity
+		id    string
+		share string
+		code  string
+	}{
+		{name: "running job", who: alice, id: running, share: "b", code: api.CodeInvalidState},
+		{name: "another user's job", who: mallory, id: waiting, share: "b", code: api.CodePermission},
+		{name: "a share the owner may not use", who: alice, id: waiting, share: "bobs", code: api.CodePermission},
+		{name: "unknown share", who: alice, id: waiting, share: "nope", code: api.CodeBadRequest},
+		{name: "another server", who: alice, id: waiting, share: "b@elsewhere", code: api.CodeBadRequest},
+		{name: "unknown job", who: alice, id: "999", share: "b", code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpMove, IDs: []string{tt.id}, Share: tt.share})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+			if j := tc.job(waiting); j.Share != "a" {
+				t.Fatalf("refused move changed the share to %s", j.Share)
+			}
+		})
+	}
+	// An admin may move a job to a share its owner may not use.
+	if resp := tc.call(api.Request{Op: api.OpMove, IDs: []string{held}, Share: "bobs"}); resp.Error != nil {
+		t.Fatalf("admin's qmove: %v", resp.Error)
+	}
+	if j := tc.job(held); j.Share != "bobs" || j.State != api.StateHeld {
+		t.Fatalf("held job after the move: share %s state %s", j.Share, j.State)
+	}
+	// b borrows a's idle GPUs: the moved job starts at once.
+	if resp := tc.asUser(alice, api.Request{Op: api.OpMove, IDs: []string{waiting}, Share: "b@"}); resp.Error != nil {
+		t.Fatalf("qmove: %v", resp.Error)
+	}
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != waiting || st.Job.Share != "b" {
+		t.Fatalf("start after the move: %+v", st)
+	}
+	j := tc.job(waiting)
+	if j.Share != "b" || !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return e.What == "moved from a to b by alice" }) {
+		t.Errorf("moved job: share %s history %+v", j.Share, j.History)
+	}
+	// The move survives a restart.
+	tc.restart()
+	if j := tc.job(held); j.Share != "bobs" {
+		t.Errorf("after a restart: share %s", j.Share)
+	}
+}

@@ -39,6 +39,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		fn = func() { c.signalJobs(id, req, resp) }
 	case api.OpRerun:
 		fn = func() { c.rerunJobs(id, req, resp) }
+	case api.OpMove:
+		fn = func() { c.moveJobs(id, req, resp) }
 	case api.OpAlter:
 		fn = func() { resp.Error = c.alter(id, req.Alter) }
 	case api.OpShares:

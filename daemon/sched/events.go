@@ -75,6 +75,18 @@ type Requeued struct {
 	NodeLost bool
 }
 
+// Moved puts a pending job in another share of its partition (qmove), with
+// the Priority and Order it has there; it waits there as a job of that
+// share, at the place its priority, order and submission give it. Only a
+// job that waits as a whole may move: not a subjob, not an array some of
+// whose subjobs have started, nothing running or ended.
+type Moved struct {
+	ID       JobID
+	Share    string
+	Priority int
+	Order    int
+}
+
 // PriorityChanged sets a job's priority and order (Job.Order); it is
 // re-evaluated at the next pass.
 type PriorityChanged struct {
@@ -157,6 +169,7 @@ type DependencyOutcome struct {
 type Forgotten struct{ IDs []JobID }
 
 func (Submitted) isEvent()         {}
+func (Moved) isEvent()             {}
 func (Forgotten) isEvent()         {}
 func (Adopted) isEvent()           {}
 func (StartFailed) isEvent()       {}

@@ -109,6 +109,8 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.usageRestored(e)
 	case Forgotten:
 		err = s.forgotten(e)
+	case Moved:
+		err = s.moved(e)
 	default:
 		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
 	}
