@@ -69,6 +69,18 @@ func TestPBSJobCommands(t *testing.T) {
 			wantReq: &api.Request{V: 1, Op: api.OpMove, IDs: []string{"12"}, Share: "nlp"},
 			reply:   &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "it is running: only a job that waits can be moved", ID: "12.lab"}},
 			code:    ExitBadState, stderr: "qmove: Request invalid for state of job 12.lab (it is running: only a job that waits can be moved)\n"},
+		{name: "qorder", cmd: Qorder, args: []string{"qorder", "12", "13.lab"},
+			wantReq: &api.Request{V: 1, Op: api.OpOrder, IDs: []string{"12", "13.lab"}}},
+		{name: "qorder one id", cmd: Qorder, args: []string{"qorder", "12"}, code: ExitUsage, stderr: "give two job ids"},
+		{name: "qorder a range", cmd: Qorder, args: []string{"qorder", "12[1-2]", "13"}, code: ExitUsage, stderr: "not ranges of subjobs"},
+		{name: "qorder running job", cmd: Qorder, args: []string{"qorder", "12", "13"},
+			wantReq: &api.Request{V: 1, Op: api.OpOrder, IDs: []string{"12", "13"}},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeInvalidState, Message: "it is running: only jobs that wait can be reordered", ID: "13.lab"}},
+			code:    ExitBadState, stderr: "qorder: Request invalid for state of job 13.lab (it is running: only jobs that wait can be reordered)\n"},
+		{name: "qorder unknown job", cmd: Qorder, args: []string{"qorder", "12", "99"},
+			wantReq: &api.Request{V: 1, Op: api.OpOrder, IDs: []string{"12", "99"}},
+			reply:   &api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99", ID: "99"}},
+			code:    ExitUnknownJob, stderr: "qorder: Unknown Job Id 99\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +128,7 @@ func TestPBSJobCommandsHelp(t *testing.T) {
 		{Qsig, "qsig", "qsig -s USR1 123"},
 		{Qrerun, "qrerun", "qrerun '125[]'"},
 		{Qmove, "qmove", "qmove nlp@lab 123"},
+		{Qorder, "qorder", "qorder 123 130"},
 	} {
 		ts := newTestSys(t)
 		if code := tt.cmd(context.Background(), []string{tt.name, "--help"}, ts.Sys); code != 0 || !strings.Contains(ts.out.String(), tt.want) {

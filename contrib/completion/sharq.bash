@@ -1,5 +1,5 @@
 # bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes,
-# qsig, qrerun, qmove and sharqctl.
+# qsig, qrerun, qmove, qorder and sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -241,7 +241,7 @@ _sharq_sharqctl() {
 
 complete -F _sharq_qsub qsub
 complete -F _sharq_qstat qstat
-complete -F _sharq_ids qdel qhold qrls qrerun
+complete -F _sharq_ids qdel qhold qrls qrerun qorder
 complete -F _sharq_qalter qalter
 complete -F _sharq_qexec qexec
 complete -F _sharq_qselect qselect

@@ -217,3 +217,52 @@ users = ["bob"]
 		t.Errorf("after a restart: share %s", j.Share)
 	}
 }
+
+// TestOrder is qorder against the controller: two waiting jobs of a share
+// exchange places (the later one starts first), and a restart keeps the
+// exchange; refusals for what qorder may not reorder.
+func TestOrder(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("a", 4, nil)
+	n.expect(api.MsgStart)
+	first := tc.submit("a", 4, nil)
+	second := tc.submit("a", 4, nil)
+	low := tc.submit("a", 4, ptr(0))
+	other := tc.submit("b", 8, nil)
+	n.quiet(100 * time.Millisecond)
+	for _, tt := range []struct {
+		name string
+		who  Identity
+		ids  []string
+		code string
+	}{
+		{name: "one id", who: alice, ids: []string{first}, code: api.CodeBadRequest},
+		{name: "the same job twice", who: alice, ids: []string{first, first}, code: api.CodeBadRequest},
+		{name: "running job", who: alice, ids: []string{running, first}, code: api.CodeInvalidState},
+		{name: "two shares", who: alice, ids: []string{first, other}, code: api.CodeInvalidState},
+		{name: "another user's jobs", who: mallory, ids: []string{first, second}, code: api.CodePermission},
+		{name: "different sharq priorities", who: alice, ids: []string{first, low}, code: api.CodePermission},
+		{name: "unknown job", who: alice, ids: []string{first, "999"}, code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpOrder, IDs: tt.ids})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+		})
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpOrder, IDs: []string{first, second}}); resp.Error != nil {
+		t.Fatalf("qorder: %v", resp.Error)
+	}
+	tc.restart()
+	n = tc.attachNode("n1", api.RunningJob{JobID: running, Run: 0})
+	n.report(running, 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != second {
+		t.Fatalf("after qorder %s %s the first to start is %s, want %s", first, second, st.Job.ID, second)
+	}
+	if j := tc.job(first); j.QueuePlace == 0 || !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "place exchanged with "+second) }) {
+		t.Errorf("first after qorder: place %d history %+v", j.QueuePlace, j.History)
+	}
+}

@@ -41,6 +41,8 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		fn = func() { c.rerunJobs(id, req, resp) }
 	case api.OpMove:
 		fn = func() { c.moveJobs(id, req, resp) }
+	case api.OpOrder:
+		fn = func() { resp.Error = c.orderJobs(id, req) }
 	case api.OpAlter:
 		fn = func() { resp.Error = c.alter(id, req.Alter) }
 	case api.OpShares:

@@ -87,6 +87,11 @@ type Moved struct {
 	Order    int
 }
 
+// Swapped exchanges the places of two pending jobs of one share (qorder):
+// their Priority, Order and Place, so that each waits where the other
+// did. Neither may be an array or a subjob.
+type Swapped struct{ A, B JobID }
+
 // PriorityChanged sets a job's priority and order (Job.Order); it is
 // re-evaluated at the next pass.
 type PriorityChanged struct {
@@ -170,6 +175,7 @@ type Forgotten struct{ IDs []JobID }
 
 func (Submitted) isEvent()         {}
 func (Moved) isEvent()             {}
+func (Swapped) isEvent()           {}
 func (Forgotten) isEvent()         {}
 func (Adopted) isEvent()           {}
 func (StartFailed) isEvent()       {}

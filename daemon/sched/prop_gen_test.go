@@ -314,6 +314,12 @@ func (w *world) stepMore(kind string) {
 		if w.apply(ev) == nil && before.Job.Share != ev.Share {
 			w.cov.add("moved to another share")
 		}
+	case "swap":
+		// qorder: two pending entries, often of one share (the core
+		// refuses arrays, subjobs and two shares).
+		if pend := w.pendingEntries(); len(pend) > 0 {
+			w.apply(Swapped{A: rapid.SampledFrom(pend).Draw(t, "sa"), B: rapid.SampledFrom(pend).Draw(t, "sb")})
+		}
 	case "holdx":
 		if pend := w.pendingEntries(); len(pend) > 0 {
 			w.apply(HoldChanged{ID: rapid.SampledFrom(pend).Draw(t, "xj"), Set: rapid.Bool().Draw(t, "xset"),
