@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharq-hpc/sharq/api"
 )
@@ -129,10 +130,78 @@ func TestPBSJobCommandsHelp(t *testing.T) {
 		{Qrerun, "qrerun", "qrerun '125[]'"},
 		{Qmove, "qmove", "qmove nlp@lab 123"},
 		{Qorder, "qorder", "qorder 123 130"},
+		{Tracejob, "tracejob", "tracejob -n 2 '125[7]'"},
 	} {
 		ts := newTestSys(t)
 		if code := tt.cmd(context.Background(), []string{tt.name, "--help"}, ts.Sys); code != 0 || !strings.Contains(ts.out.String(), tt.want) {
 			t.Errorf("%s --help: exit %d, %q", tt.name, code, ts.out)
 		}
+	}
+}
+
+func TestTracejob(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 1, h, m, 0, 0, time.UTC) }
+	job := api.Job{ID: "12.lab", State: api.StateFinished, History: []api.HistoryEntry{
+		{Time: at(9, 0).AddDate(0, 0, -2), State: api.StateHeld, What: "submitted to vision"},
+		{Time: at(9, 0), State: api.StateQueued, What: "released by alice"},
+		{Time: at(9, 1), State: api.StateRunning, What: "started on gpu01 [0 1]"},
+		{Time: at(9, 2), State: api.StateRunning, What: "signal SIGUSR1 sent by alice"},
+		{Time: at(9, 3), State: api.StateRunning, What: "signal SIGUSR1 sent by alice"},
+		{Time: at(11, 30), State: api.StateFinished, What: "exited on gpu01 with status 0 \x1b[31m"},
+	}}
+	tests := []struct {
+		name   string
+		args   []string
+		reply  func(api.Request) (*api.Response, error)
+		want   string
+		code   int
+		stderr string
+	}{
+		{name: "whole history", args: []string{"12"}, want: "\nJob: 12.lab\n\n" +
+			"02/27/2026 09:00:00  S    submitted to vision\n" +
+			"03/01/2026 09:00:00  S    released by alice\n" +
+			"03/01/2026 09:01:00  S    started on gpu01 [0 1]\n" +
+			"03/01/2026 09:02:00  S    signal SIGUSR1 sent by alice\n" +
+			"03/01/2026 09:03:00  S    signal SIGUSR1 sent by alice\n" +
+			"03/01/2026 11:30:00  S    exited on gpu01 with status 0 \\x1b[31m\n"},
+		{name: "the last day, repeats left out", args: []string{"-zn1", "12"}, want: "\nJob: 12.lab\n\n" +
+			"03/01/2026 09:00:00  S    released by alice\n" +
+			"03/01/2026 09:01:00  S    started on gpu01 [0 1]\n" +
+			"03/01/2026 09:02:00  S    signal SIGUSR1 sent by alice\n" +
+			"03/01/2026 11:30:00  S    exited on gpu01 with status 0 \\x1b[31m\n"},
+		{name: "unknown job", args: []string{"99"},
+			reply: func(api.Request) (*api.Response, error) {
+				return refuse(&api.Response{Error: &api.Error{Code: api.CodeUnknownJob, Message: "Unknown Job Id 99"}})
+			},
+			code: ExitUnknownJob, stderr: "tracejob: Couldn't find Job Id 99\n"},
+		{name: "other failure", args: []string{"12"},
+			reply: func(api.Request) (*api.Response, error) {
+				return refuse(&api.Response{Error: &api.Error{Code: api.CodeInternal, Message: "spool read failed"}})
+			},
+			code: ExitFailure, stderr: "tracejob: spool read failed\n"},
+		{name: "two ids", args: []string{"12", "13"}, code: ExitUsage, stderr: "give one job id"},
+		{name: "a range", args: []string{"12[1-3]"}, code: ExitUsage, stderr: "not a range of subjobs"},
+		{name: "negative days", args: []string{"-n", "-1", "12"}, code: ExitUsage, stderr: "must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTestSys(t)
+			ts.rec.reply = tt.reply
+			if tt.reply == nil {
+				ts.rec.reply = func(req api.Request) (*api.Response, error) {
+					if f := req.Stat; req.Op != api.OpStat || f == nil || !f.Full || !f.Finished || len(f.IDs) != 1 {
+						t.Errorf("request %+v", req)
+					}
+					return &api.Response{V: 1, Jobs: []api.Job{job}}, nil
+				}
+			}
+			code := Tracejob(context.Background(), append([]string{"tracejob"}, tt.args...), ts.Sys)
+			if code != tt.code || !strings.Contains(ts.err.String(), tt.stderr) || tt.stderr == "" && ts.err.Len() > 0 {
+				t.Fatalf("exit %d, stderr %q; want %d, %q", code, ts.err, tt.code, tt.stderr)
+			}
+			if ts.out.String() != tt.want {
+				t.Errorf("stdout:\n%q\nwant:\n%q", ts.out, tt.want)
+			}
+		})
 	}
 }

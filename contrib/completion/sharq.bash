@@ -1,5 +1,5 @@
 # bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes,
-# qsig, qrerun, qmove, qorder and sharqctl.
+# qsig, qrerun, qmove, qorder, tracejob and sharqctl.
 # Install: copy to /etc/bash_completion.d/ (or source it from ~/.bashrc).
 
 # Job ids of the current jobs (qstat -f has them untruncated).
@@ -181,6 +181,20 @@ _sharq_qmove() {
     fi
 }
 
+_sharq_tracejob() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -n) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-n -z --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_jobs -x)" -- "$cur"))
+}
+
 _sharq_sharqctl() {
     local cur prev
     cur=${COMP_WORDS[COMP_CWORD]}
@@ -248,4 +262,5 @@ complete -F _sharq_qselect qselect
 complete -F _sharq_pbsnodes pbsnodes
 complete -F _sharq_qsig qsig
 complete -F _sharq_qmove qmove
+complete -F _sharq_tracejob tracejob
 complete -F _sharq_sharqctl sharqctl

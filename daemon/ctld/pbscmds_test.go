@@ -1,12 +1,16 @@
 package ctld
 
 import (
+	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
 )
 
 // TestSignal is qsig against the controller and a scripted node: only a
@@ -264,5 +268,50 @@ func TestOrder(t *testing.T) {
 	}
 	if j := tc.job(first); j.QueuePlace == 0 || !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "place exchanged with "+second) }) {
 		t.Errorf("first after qorder: place %d history %+v", j.QueuePlace, j.History)
+	}
+}
+
+// TestTracejobFromController runs the real tracejob against the
+// controller: a job's history while it runs and once it has finished.
+func TestTracejobFromController(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("b", 2, nil)
+	n.expect(api.MsgStart)
+	n.report(id, 0, "running", 0)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{id}, Signal: "SIGUSR1"}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	n.expect(api.MsgSignal)
+	tracejob := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: client.Caller(tc.sock)}
+		code := cli.Tracejob(context.Background(), append([]string{"tracejob"}, args...), sys)
+		return out.String(), errb.String(), code
+	}
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{name: "running", want: []string{"\nJob: " + id + "\n\n", "  S    submitted to b\n", "  S    signal SIGUSR1 sent by alice\n"}},
+		{name: "finished", want: []string{"  S    signal SIGUSR1 sent by alice\n", "  S    exited on n1 with status 3\n"}},
+	} {
+		if tt.name == "finished" {
+			n.report(id, 0, "exited", 3)
+			n.expect(api.MsgRemove)
+			tc.waitState(id, api.StateFinished)
+		}
+		out, errOut, code := tracejob(strings.SplitN(id, ".", 2)[0])
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, errOut)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: tracejob lacks %q:\n%s", tt.name, w, out)
+			}
+		}
+	}
+	if _, errOut, code := tracejob("999"); code != cli.ExitUnknownJob || errOut != "tracejob: Couldn't find Job Id 999\n" {
+		t.Errorf("unknown job: exit %d, %q", code, errOut)
 	}
 }
