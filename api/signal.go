@@ -37,7 +37,7 @@ const ErrSuspend = "sharq does not suspend jobs (a suspended job would keep its 
 // signals and anything unknown.
 func ParseSignal(s string) (Signal, error) {
 	if len(s) > 16 {
-		return "", fmt.Errorf("unknown signal %.16q...", s)
+		return "", fmt.Errorf("unknown signal %.16q (longer than any signal name)", s)
 	}
 	switch strings.ToLower(s) {
 	case "suspend", "resume", "admin-suspend", "admin-resume":
