@@ -315,3 +315,47 @@ func TestTracejobFromController(t *testing.T) {
 		t.Errorf("unknown job: exit %d, %q", code, errOut)
 	}
 }
+
+// TestArrayCommands: qsig ID[] signals the running subjobs of an array
+// (the others are passed over), a single waiting subjob is refused, and
+// qrerun ID[] reruns the running subjobs.
+func TestArrayCommands(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
+		ArrayIndices: "0-3", Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+	started := map[string]bool{}
+	for range 2 {
+		started[n.expect(api.MsgStart).Start.Job.ID] = true
+	}
+	n.quiet(100 * time.Millisecond)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{arr}, Signal: "SIGHUP"}); resp.Error != nil {
+		t.Fatalf("qsig %s: %v", arr, resp.Error)
+	}
+	for range 2 {
+		o := n.expect(api.MsgSignal).Signal
+		if !started[o.JobID] || o.Signal != "SIGHUP" {
+			t.Fatalf("signal order %+v; started %v", o, started)
+		}
+		delete(started, o.JobID)
+	}
+	n.quiet(100 * time.Millisecond)
+	waiting := strings.Replace(arr, "[]", "[3]", 1)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{waiting}, Signal: "SIGHUP"}); resp.Error == nil {
+		t.Errorf("qsig of a waiting subjob %s: no error", waiting)
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{arr}}); resp.Error != nil {
+		t.Fatalf("qrerun %s: %v", arr, resp.Error)
+	}
+	stopped := map[string]bool{}
+	for range 2 {
+		o := n.expect(api.MsgStop).Stop
+		if o.Reason != api.StopRerun {
+			t.Fatalf("stop order %+v", o)
+		}
+		stopped[o.JobID] = true
+	}
+	if len(stopped) != 2 {
+		t.Errorf("stopped %v, want both running subjobs", stopped)
+	}
+}

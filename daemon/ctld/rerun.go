@@ -26,6 +26,7 @@ func (c *Controller) rerunJobs(id Identity, req *api.Request, resp *api.Response
 			resp.Errors = append(resp.Errors, *e)
 			continue
 		}
+		jobs = c.withSubjobs(jobs)
 		done := 0
 		var refused []api.Error
 		for _, j := range jobs {

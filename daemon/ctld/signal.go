@@ -2,6 +2,8 @@ package ctld
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/sharq-hpc/sharq/api"
 )
@@ -27,6 +29,7 @@ func (c *Controller) signalJobs(id Identity, req *api.Request, resp *api.Respons
 			resp.Errors = append(resp.Errors, *e)
 			continue
 		}
+		jobs = c.withSubjobs(jobs)
 		sent := 0
 		var refused []api.Error
 		for _, j := range jobs {
@@ -53,6 +56,30 @@ func (c *Controller) signalJobs(id Identity, req *api.Request, resp *api.Respons
 			resp.Errors = append(resp.Errors, refused...)
 		}
 	}
+}
+
+// withSubjobs replaces each array in jobs by its subjobs that have started
+// (a record of their own): qsig and qrerun of ID[] act on those. An
+// array none of whose subjobs has started stays, to be refused.
+func (c *Controller) withSubjobs(jobs []*job) []*job {
+	var out []*job
+	for _, j := range jobs {
+		if j.ArrayIndices == "" || j.ArrayParent != "" {
+			out = append(out, j)
+			continue
+		}
+		n := len(out)
+		for _, sj := range c.jobs {
+			if sj.ArrayParent == j.ID {
+				out = append(out, sj)
+			}
+		}
+		if len(out) == n {
+			out = append(out, j)
+		}
+		slices.SortFunc(out[n:], func(a, b *job) int { return strings.Compare(a.ID, b.ID) })
+	}
+	return out
 }
 
 // stateWord names a job's state for a refusal.
