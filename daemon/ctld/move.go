@@ -106,6 +106,14 @@ func (c *Controller) move(id Identity, j *job, dest string) *api.Error {
 	}
 	j.history(c.now(), fmt.Sprintf("moved from %s to %s by %s", j.Share, dest, id.User))
 	j.Share, j.Priority = dest, prio
+	// A system hold (the job could never run in its old share) is the
+	// core's to lift: it has, if the job fits the new share.
+	if info, ok := c.core.Job(sched.JobID(j.ID)); ok && holdLetters(info.Job.Hold) != j.Hold {
+		j.Hold = holdLetters(info.Job.Hold)
+		if j.Hold == "" && j.State == api.StateHeld {
+			j.State = pendingState(j, sched.ReasonNone)
+		}
+	}
 	c.markDirty(j.ID)
 	c.needPass = true
 	return nil
