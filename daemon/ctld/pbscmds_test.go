@@ -3,6 +3,7 @@ package ctld
 import (
 	"bytes"
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -357,5 +358,38 @@ func TestArrayCommands(t *testing.T) {
 	}
 	if len(stopped) != 2 {
 		t.Errorf("stopped %v, want both running subjobs", stopped)
+	}
+}
+
+// TestMoveLiftsSystemHold: a job held by the system because its share can
+// no longer hold it (a reload lowered the quota) loses that hold when it
+// moves to a share that can, and keeps its user's hold.
+func TestMoveLiftsSystemHold(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	tc.attachNode("n1")
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tc.conf, []byte(strings.Replace(string(text), "gpus = 4", "gpus = 2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if resp := tc.call(api.Request{Op: api.OpReconfigure}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	deadline := time.Now().Add(testWait)
+	for !strings.Contains(tc.job(id).Hold, "s") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no system hold after the reload: %+v", tc.job(id))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpMove, IDs: []string{id}, Share: "b"}); resp.Error != nil {
+		t.Fatalf("qmove: %v", resp.Error)
+	}
+	if j := tc.job(id); j.Hold != "u" || j.State != api.StateHeld || j.Share != "b" {
+		t.Errorf("after the move: hold %q state %s share %s, want u H b", j.Hold, j.State, j.Share)
 	}
 }
