@@ -20,7 +20,7 @@ all: build
 # so the client commands are static binaries by themselves: sharqd
 # bind-mounts them into job containers, whose image may have no C library.
 CGO_CMDS  = sharqd sharq-gpus sharqctld
-CLIENTS   = qsub qstat qdel qhold qrls qalter qexec qselect pbsnodes sharqctl
+CLIENTS   = qsub qstat qdel qhold qrls qalter qexec qselect pbsnodes qsig qrerun qmove qorder tracejob sharqctl
 PURE_CMDS = $(filter-out $(CGO_CMDS),$(notdir $(wildcard cmd/*)))
 
 build:

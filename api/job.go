@@ -105,6 +105,10 @@ type Job struct {
 	// right to preempt (Priority does, which only admins raise above the
 	// share's priority_default).
 	PBSPriority int `json:"pbs_priority,omitempty"`
+	// QueuePlace is the job's place among its share's jobs of equal
+	// priorities, lower first; 0 means Seq. qorder exchanges two jobs'
+	// places (and their priorities with them).
+	QueuePlace uint64 `json:"queue_place,omitempty"`
 
 	Script  string            `json:"script,omitempty"`  // script body (run with Shell, its #! line's interpreter, or /bin/sh)
 	Shell   string            `json:"shell,omitempty"`   // qsub -S: absolute path of the script's interpreter

@@ -18,6 +18,9 @@ const (
 	// job's exit (JobID in Stop.JobID): only then may the node remove the
 	// container, so an exit is never lost across a crash of either side.
 	MsgRemove NodeMsgType = "remove"
+	// MsgSignal (qsig) tells the node to send a signal to every process
+	// of a job's run (Signal).
+	MsgSignal NodeMsgType = "signal"
 )
 
 // NodeMsg is one message on a node connection; Type says which fields are set.
@@ -31,6 +34,7 @@ type NodeMsg struct {
 	JobState  *JobStateMsg `json:"job_state,omitempty"`
 	Start     *StartOrder  `json:"start,omitempty"`
 	Stop      *StopOrder   `json:"stop,omitempty"`
+	Signal    *SignalOrder `json:"signal,omitempty"`
 	Error     string       `json:"error,omitempty"`
 	// Code (welcome): why the hello was refused, for the node to act on.
 	Code RefusalCode `json:"code,omitempty"`
@@ -160,4 +164,12 @@ type StopOrder struct {
 	JobID  string        `json:"job_id"`
 	Grace  time.Duration `json:"grace"`
 	Reason StopReason    `json:"reason"`
+}
+
+// SignalOrder tells a node to send Signal to every process of run Run of a
+// job (qsig). A node ignores it for a run it does not run.
+type SignalOrder struct {
+	JobID  string `json:"job_id"`
+	Run    int    `json:"run"`
+	Signal Signal `json:"signal"`
 }

@@ -35,13 +35,14 @@ const (
 	StopWalltime  StopReason = "walltime"  // the node's own: the run used up its walltime
 	StopUnknown   StopReason = "unknown"   // the controller does not know the job
 	StopLease     StopReason = "lease"     // the node's own: its job lease ran out (it lost the controller)
+	StopRerun     StopReason = "rerun"     // qrerun: back to the queue once it has exited
 	StopNone      StopReason = ""          // no stop: a remove order (MsgRemove) carries none
 )
 
 // UnmarshalText accepts only the StopReason constants.
 func (r *StopReason) UnmarshalText(b []byte) error {
 	switch v := StopReason(b); v {
-	case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopLease, StopNone:
+	case StopDeleted, StopPreempted, StopFailed, StopWalltime, StopUnknown, StopLease, StopRerun, StopNone:
 		*r = v
 		return nil
 	}

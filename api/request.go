@@ -27,6 +27,10 @@ const (
 	OpResume      Op = "resume"      // admin; Node
 	OpWait        Op = "wait"        // block until IDs[0] ends (qsub -W block=true)
 	OpReport      Op = "report"      // Report: the job history (sharqctl report)
+	OpSignal      Op = "signal"      // qsig: IDs, Signal
+	OpRerun       Op = "rerun"       // qrerun: IDs
+	OpMove        Op = "move"        // qmove: IDs, Share
+	OpOrder       Op = "order"       // qorder: IDs (two)
 )
 
 // Request is one client request. The caller's identity is not in it: the
@@ -44,6 +48,10 @@ type Request struct {
 	Force bool `json:"force,omitempty"`
 	// Session is OpSession's request.
 	Session *SessionSpec `json:"session,omitempty"`
+	// Signal is OpSignal's signal (qsig -s).
+	Signal Signal `json:"signal,omitempty"`
+	// Share is OpMove's destination share (qmove).
+	Share string `json:"share,omitempty"`
 }
 
 // SubmitSpec is a new job as qsub sends it.

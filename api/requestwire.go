@@ -22,6 +22,8 @@ type requestWire struct {
 	Report  json.RawMessage `json:"report,omitempty"`
 	Force   bool            `json:"force,omitempty"`
 	Session json.RawMessage `json:"session,omitempty"`
+	Signal  Signal          `json:"signal,omitempty"`
+	Share   string          `json:"share,omitempty"`
 }
 
 // EncodeRequest writes req as one line, as Encode does.
@@ -30,7 +32,7 @@ func EncodeRequest(w io.Writer, req *Request) error {
 		_, err := w.Write(line)
 		return err
 	}
-	wire := requestWire{V: req.V, Op: req.Op, IDs: req.IDs, Node: req.Node, Force: req.Force}
+	wire := requestWire{V: req.V, Op: req.Op, IDs: req.IDs, Node: req.Node, Force: req.Force, Signal: req.Signal, Share: req.Share}
 	var err error
 	raw := func(v any, isNil bool) json.RawMessage {
 		if isNil || err != nil {

@@ -28,6 +28,11 @@ var Commands = map[string]Command{
 	"qexec":    Qexec,
 	"qselect":  Qselect,
 	"pbsnodes": Pbsnodes,
+	"qsig":     Qsig,
+	"qrerun":   Qrerun,
+	"qmove":    Qmove,
+	"qorder":   Qorder,
+	"tracejob": Tracejob,
 	"sharqctl": Sharqctl,
 }
 

@@ -1,5 +1,6 @@
 // Package cli is the logic of the PBS-style user commands (qsub, qstat,
-// qdel, qhold, qrls, qalter) and of the admin command sharqctl. Each command
+// qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes, qsig, qrerun, qmove,
+// qorder, tracejob) and of the admin command sharqctl. Each command
 // is a function of its arguments and a *Sys (standard streams, environment,
 // working directory, clock, and a Caller for the controller round-trip), so
 // its parsing and output are tested without a socket; the mains under cmd/

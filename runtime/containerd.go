@@ -371,6 +371,27 @@ func (c *Containerd) Stop(ctx context.Context, jobID string, grace time.Duration
 	return nil
 }
 
+// Signal sends sig to every process of the job's container; see Runtime.
+func (c *Containerd) Signal(ctx context.Context, jobID string, sig syscall.Signal) error {
+	ctx = c.nsctx(ctx)
+	ctr, err := c.load(ctx, jobID)
+	if err != nil {
+		return fmt.Errorf("signal: %w", err)
+	}
+	task, err := ctr.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("signal job %s: %w", jobID, err)
+	}
+	if err := kill(ctx, task, sig); err != nil {
+		return fmt.Errorf("signal job %s: %v: %w", jobID, sig, err)
+	}
+	c.log.Info("job signalled", "job", jobID, "signal", sig)
+	return nil
+}
+
 // kill signals every process of the task; a task already gone is fine.
 func kill(ctx context.Context, task client.Task, sig syscall.Signal) error {
 	err := task.Kill(ctx, sig, client.WithKillAll)

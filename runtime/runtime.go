@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -19,6 +20,10 @@ type Runtime interface {
 	// passed if they are still there. It returns once the signal(s) are
 	// scheduled; the exit arrives through Wait. Unknown job: ErrNotFound.
 	Stop(ctx context.Context, jobID string, grace time.Duration) error
+	// Signal sends sig to every process of the job's container (qsig).
+	// A job that already exited gets nothing and Signal returns nil.
+	// Unknown job: ErrNotFound.
+	Signal(ctx context.Context, jobID string, sig syscall.Signal) error
 	// Wait blocks until the job's container has exited (or ctx ends) and
 	// returns its PBS exit status: the script's code, or 256+signal.
 	Wait(ctx context.Context, jobID string) (int, error)

@@ -1,5 +1,5 @@
-# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes and
-# sharqctl.
+# bash completion for sharq's qsub, qstat, qdel, qhold, qrls, qalter, qexec, qselect, pbsnodes,
+# qsig, qrerun, qmove, qorder, tracejob and sharqctl.
 # Install: make install puts it in share/bash-completion/completions/ as sharq, with a link
 # for each command below (bash-completion loads it when one is first completed); or copy it to
 # /etc/bash_completion.d/ (or source it from ~/.bashrc).
@@ -153,6 +153,50 @@ _sharq_pbsnodes() {
     COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur"))
 }
 
+_sharq_qsig() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -s) COMPREPLY=($(compgen -W "TERM INT HUP QUIT KILL USR1 USR2 ALRM CONT WINCH" -- "$cur")); return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-s --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+}
+
+_sharq_qmove() {
+    local cur=${COMP_WORDS[COMP_CWORD]} i n=0
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "--help" -- "$cur"))
+        return
+    fi
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        [[ ${COMP_WORDS[i]} == -* ]] || ((n++))
+    done
+    if ((n == 0)); then
+        COMPREPLY=($(compgen -W "$(_sharq_shares)" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -W "$(_sharq_jobs)" -- "$cur"))
+    fi
+}
+
+_sharq_tracejob() {
+    local cur prev
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    case $prev in
+        -n) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "-n -z --help" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -W "$(_sharq_jobs -x)" -- "$cur"))
+}
+
 _sharq_sharqctl() {
     local cur prev
     cur=${COMP_WORDS[COMP_CWORD]}
@@ -213,9 +257,12 @@ _sharq_sharqctl() {
 
 complete -F _sharq_qsub qsub
 complete -F _sharq_qstat qstat
-complete -F _sharq_ids qdel qhold qrls
+complete -F _sharq_ids qdel qhold qrls qrerun qorder
 complete -F _sharq_qalter qalter
 complete -F _sharq_qexec qexec
 complete -F _sharq_qselect qselect
 complete -F _sharq_pbsnodes pbsnodes
+complete -F _sharq_qsig qsig
+complete -F _sharq_qmove qmove
+complete -F _sharq_tracejob tracejob
 complete -F _sharq_sharqctl sharqctl

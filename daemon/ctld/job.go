@@ -82,6 +82,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		Priority:      j.Priority,
 		Order:         j.PBSPriority,
 		Seq:           j.Seq,
+		Place:         j.QueuePlace,
 		Submit:        j.SubmitTime,
 		Nodes:         max(j.Resources.Nodes, 1),
 		GPUsPerNode:   j.Resources.GPUsPerNode,

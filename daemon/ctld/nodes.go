@@ -447,6 +447,10 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		c.startFailed(j, refused)
 		return
 	}
+	if j.Stopping == string(api.StopRerun) {
+		c.rerunExited(j, now)
+		return
+	}
 	st := j.exitStatus()
 	if j.Stopping != "preempted" {
 		j.ExitStatus = &st

@@ -35,6 +35,14 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 		fn = func() { c.stat(id, req.Stat, resp) }
 	case api.OpDelete, api.OpHold, api.OpRelease:
 		fn = func() { c.eachJob(id, req, resp) }
+	case api.OpSignal:
+		fn = func() { c.signalJobs(id, req, resp) }
+	case api.OpRerun:
+		fn = func() { c.rerunJobs(id, req, resp) }
+	case api.OpMove:
+		fn = func() { c.moveJobs(id, req, resp) }
+	case api.OpOrder:
+		fn = func() { resp.Error = c.orderJobs(id, req) }
 	case api.OpAlter:
 		fn = func() { resp.Error = c.alter(id, req.Alter) }
 	case api.OpShares:

@@ -20,7 +20,7 @@ const (
 )
 
 // clientCommands are the commands a job gets, when the node has them.
-var clientCommands = []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "qselect", "pbsnodes", "sharqctl"}
+var clientCommands = []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "qselect", "pbsnodes", "qsig", "qrerun", "qmove", "qorder", "tracejob", "sharqctl"}
 
 // jobClients is what sharqd gives every job so that the client commands
 // work inside it, as the job's user, with nothing in the image: the

@@ -49,7 +49,7 @@ func TestJobClients(t *testing.T) {
 			},
 			wantEnv: map[string]string{"SHARQ_SERVER": "ctl:6818,ctl2:6818", "SHARQ_MUNGE_SOCKET": "/run/sharq/munge/munge.socket.2",
 				"SHARQ_TLS_CA": "/run/sharq/client-ca.pem", "PATH": "/usr/bin:/bin:/run/sharq/bin", "SHARQ_SOCKET": ""},
-			missing: 7, // qhold qrls qalter qexec qselect pbsnodes sharqctl
+			missing: 12, // qhold qrls qalter qexec qselect pbsnodes qsig qrerun qmove qorder tracejob sharqctl
 		},
 		{
 			name:    "no munged, no client port",
@@ -60,7 +60,7 @@ func TestJobClients(t *testing.T) {
 				{Source: filepath.Join(bin, "qdel"), Dest: "/run/sharq/bin/qdel", ReadOnly: true},
 			},
 			wantEnv: map[string]string{"SHARQ_SERVER": "", "SHARQ_MUNGE_SOCKET": "", "SHARQ_TLS_CA": "", "PATH": "/usr/bin:/bin:/run/sharq/bin"},
-			missing: 8,
+			missing: 13,
 		},
 	}
 	for _, tt := range tests {

@@ -208,7 +208,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
 	switch m.Type {
-	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSession, api.MsgHeartbeat:
+	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSignal, api.MsgSession, api.MsgHeartbeat:
 		if err := c.epochs.check(m.Epoch); err != nil {
 			c.log.Warn("order refused", "type", m.Type, "err", err)
 			return
@@ -233,6 +233,13 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		}
 		o := *m.Stop
 		s.serial.Do(o.JobID, func() { s.stop(o) })
+	case api.MsgSignal:
+		if m.Signal == nil {
+			c.log.Warn("signal message without an order")
+			return
+		}
+		o := *m.Signal
+		s.serial.Do(o.JobID, func() { s.signal(o) })
 	case api.MsgRemove:
 		if m.Stop == nil {
 			c.log.Warn("remove message without a job id")

@@ -527,6 +527,8 @@ func stopText(r string) string {
 		return "the job was preempted"
 	case string(api.StopDeleted):
 		return "the job was deleted (qdel)"
+	case string(api.StopRerun):
+		return "the job is rerun (qrerun): it goes back to the queue"
 	case string(api.StopFailed):
 		return "another node's part of the job failed"
 	case reasonSessionLost:

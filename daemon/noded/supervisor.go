@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
@@ -418,6 +419,32 @@ func (s *supervisor) stop(o api.StopOrder) {
 		s.sessions.notice(o.JobID, j.rec.Run, fmt.Sprintf("%s: it is stopped now (SIGTERM, then SIGKILL after %v)", stopText(reason), o.Grace))
 	}
 	s.stopJob(j, reason, o.Grace)
+}
+
+// signal delivers qsig's signal to the job's processes, if this node runs
+// that run of the job and it has not exited.
+func (s *supervisor) signal(o api.SignalOrder) {
+	log := s.log.With("job", o.JobID, "run", o.Run, "signal", o.Signal)
+	j := s.get(o.JobID)
+	sig := syscall.Signal(o.Signal.Number())
+	switch {
+	case sig == 0:
+		log.Warn("signal order without a signal")
+		return
+	case j == nil || j.rec.Run != o.Run:
+		log.Warn("signal order for a run not on this node")
+		return
+	case !j.running:
+		log.Info("signal order for an exited job; ignored")
+		return
+	}
+	octx, cancel := s.opCtx()
+	defer cancel()
+	if err := s.rt.Signal(octx, o.JobID, sig); err != nil {
+		log.Error("signal failed", "err", err)
+		return
+	}
+	log.Info("job signalled")
 }
 
 // stopJob records a stop, so a restarted daemon re-issues it, and asks the

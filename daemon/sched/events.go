@@ -75,6 +75,23 @@ type Requeued struct {
 	NodeLost bool
 }
 
+// Moved puts a pending job in another share of its partition (qmove), with
+// the Priority and Order it has there; it waits there as a job of that
+// share, at the place its priority, order and submission give it. Only a
+// job that waits as a whole may move: not a subjob, not an array some of
+// whose subjobs have started, nothing running or ended.
+type Moved struct {
+	ID       JobID
+	Share    string
+	Priority int
+	Order    int
+}
+
+// Swapped exchanges the places of two pending jobs of one share (qorder):
+// their Priority, Order and Place, so that each waits where the other
+// did. Neither may be an array or a subjob.
+type Swapped struct{ A, B JobID }
+
 // PriorityChanged sets a job's priority and order (Job.Order); it is
 // re-evaluated at the next pass.
 type PriorityChanged struct {
@@ -157,6 +174,8 @@ type DependencyOutcome struct {
 type Forgotten struct{ IDs []JobID }
 
 func (Submitted) isEvent()         {}
+func (Moved) isEvent()             {}
+func (Swapped) isEvent()           {}
 func (Forgotten) isEvent()         {}
 func (Adopted) isEvent()           {}
 func (StartFailed) isEvent()       {}

@@ -302,6 +302,24 @@ func (w *world) stepMore(kind string) {
 				w.cov.add("alter walltime")
 			}
 		}
+	case "move":
+		// qmove: any job (the core refuses what may not move) to any
+		// share of the configuration.
+		if len(w.ids) == 0 || len(w.cfg.Shares) == 0 {
+			break
+		}
+		ev := Moved{ID: rapid.SampledFrom(w.ids).Draw(t, "mj"), Share: rapid.SampledFrom(w.cfg.Shares).Draw(t, "ms").Name,
+			Priority: rapid.IntRange(0, 3).Draw(t, "mp"), Order: rapid.IntRange(-1, 1).Draw(t, "mo")}
+		before, _ := w.s.Job(ev.ID)
+		if w.apply(ev) == nil && before.Job.Share != ev.Share {
+			w.cov.add("moved to another share")
+		}
+	case "swap":
+		// qorder: two pending entries, often of one share (the core
+		// refuses arrays, subjobs and two shares).
+		if pend := w.pendingEntries(); len(pend) > 0 {
+			w.apply(Swapped{A: rapid.SampledFrom(pend).Draw(t, "sa"), B: rapid.SampledFrom(pend).Draw(t, "sb")})
+		}
 	case "holdx":
 		if pend := w.pendingEntries(); len(pend) > 0 {
 			w.apply(HoldChanged{ID: rapid.SampledFrom(pend).Draw(t, "xj"), Set: rapid.Bool().Draw(t, "xset"),

@@ -59,7 +59,7 @@ var (
 		// Refused events of each kind the generator aims to be refused.
 		"refused Submitted", "refused Cancelled", "refused Exited", "refused Requeued", "refused StartFailed",
 		"refused PriorityChanged", "refused HoldChanged", "refused JobAltered", "refused ConfigReplaced",
-		"refused DependencyOutcome", "refused NodeUp", "refused Adopted", "Forgotten", "refused Forgotten",
+		"refused DependencyOutcome", "refused NodeUp", "refused Adopted", "Forgotten", "refused Forgotten", "Moved", "refused Moved", "Swapped", "refused Swapped",
 		// Knobs of jobs.
 		"job multi-node", "job exclusive", "job array", "job array max", "job labels", "job labels unmatched",
 		"job hold", "job begin", "job walltime", "job interactive",

@@ -226,7 +226,7 @@ func (w *world) step(nodeEvents bool) {
 	}
 	if w.rich {
 		// The rarer events and the ones meant to be refused.
-		kinds = append(kinds, "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "bad", "bad", "bad", "bad", "badreload")
+		kinds = append(kinds, "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "move", "swap", "bad", "bad", "bad", "bad", "badreload")
 	}
 	if nodeEvents {
 		kinds = append(kinds, "down", "up", "drain", "resume", "downvictim", "drainnom", "upgpus")
@@ -348,7 +348,7 @@ func (w *world) step(nodeEvents bool) {
 		if w.apply(ev) == nil && ev.GPUs > 0 && ev.GPUs != n.GPUs {
 			w.cov.add("node gpus changed")
 		}
-	case "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "bad", "badreload":
+	case "startfail", "requeue", "alter", "holdx", "outcome", "forget", "cancelsub", "move", "swap", "bad", "badreload":
 		w.stepMore(kind)
 	default:
 		w.schedule()

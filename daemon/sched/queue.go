@@ -21,6 +21,9 @@ func queueLess(a, b *job) bool {
 	if a.Order != b.Order {
 		return a.Order > b.Order
 	}
+	if pa, pb := a.place(), b.place(); pa != pb {
+		return pa < pb
+	}
 	if a.Seq != b.Seq {
 		return a.Seq < b.Seq
 	}

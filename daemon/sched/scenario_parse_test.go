@@ -27,6 +27,7 @@ import (
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID [refused]   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
 //	outcome ID [status=N] [started] [cancelled] [failed]      forget ID,ID,...
+//	move ID SHARE [prio=N] [order=N]      swap ID ID
 //
 // A pass and what its plan must hold, exactly (starts and preempts in plan
 // order; requeued, finished, failed in plan order; pending as a set):
@@ -548,6 +549,28 @@ func parseScenario(text string) (*scenario, error) {
 				return nil, fail("%v", e)
 			}
 			st.ev = PriorityChanged{ID: JobID(args[0]), Priority: p, Order: o}
+		case "swap":
+			if err = need(2); err != nil {
+				return nil, err
+			}
+			st.ev = Swapped{A: JobID(args[0]), B: JobID(args[1])}
+		case "move":
+			if err = need(2); err != nil {
+				return nil, err
+			}
+			kv, e := scArgs(args[2:])
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			p, e := scInt(kv, "prio", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			o, e := scInt(kv, "order", 0)
+			if e != nil {
+				return nil, fail("%v", e)
+			}
+			st.ev = Moved{ID: JobID(args[0]), Share: args[1], Priority: p, Order: o}
 		case "hold", "release":
 			if err = need(2); err != nil {
 				return nil, err

@@ -109,6 +109,10 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.usageRestored(e)
 	case Forgotten:
 		err = s.forgotten(e)
+	case Moved:
+		err = s.moved(e)
+	case Swapped:
+		err = s.swapped(e)
 	default:
 		err = fmt.Errorf("%w: event %T", ErrInvalid, ev)
 	}

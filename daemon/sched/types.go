@@ -186,8 +186,12 @@ type Job struct {
 	// among a share's jobs of equal Priority it decides which goes first.
 	// It gives no right to preempt: in-share preemption compares
 	// Priority alone, which only an admin raises above a share's default.
-	Order  int
-	Seq    uint64 // submission order (the job number); lower is earlier
+	Order int
+	Seq   uint64 // submission order (the job number); lower is earlier
+	// Place is the job's place among its share's jobs of equal Priority
+	// and Order, lower first: 0 for its Seq. qorder (Swapped) exchanges
+	// two jobs' places.
+	Place  uint64
 	Submit time.Time
 
 	// Walltime is the most the job runs once started; 0 = its

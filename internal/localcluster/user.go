@@ -15,7 +15,7 @@ import (
 // clientCommands are the commands users run; Up copies them to
 // StateDir/bin, which every user can reach (a repository under /root is
 // not).
-var clientCommands = []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "qselect", "pbsnodes", "sharqctl"}
+var clientCommands = []string{"qsub", "qstat", "qdel", "qhold", "qrls", "qalter", "qexec", "qselect", "pbsnodes", "qsig", "qrerun", "qmove", "qorder", "tracejob", "sharqctl"}
 
 // profileMarker starts the lines Up adds to the demo user's ~/.profile.
 const profileMarker = "# sharq local cluster (added by make up)"

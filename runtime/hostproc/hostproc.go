@@ -267,6 +267,17 @@ func (r *Runtime) Stop(ctx context.Context, jobID string, grace time.Duration) e
 	return nil
 }
 
+// Signal implements runtime.Runtime.
+func (r *Runtime) Signal(ctx context.Context, jobID string, sig syscall.Signal) error {
+	p, err := r.get(jobID)
+	if err != nil {
+		return fmt.Errorf("signal: %w", err)
+	}
+	r.signal(p, sig)
+	r.log.Info("job signalled", "job", jobID, "signal", sig)
+	return nil
+}
+
 // Wait implements runtime.Runtime.
 func (r *Runtime) Wait(ctx context.Context, jobID string) (int, error) {
 	p, err := r.get(jobID)

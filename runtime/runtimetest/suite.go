@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func Run(t *testing.T, newRuntime func(t *testing.T) runtime.Runtime, env Env) {
 		{"StopUntrapped", testStopUntrapped},
 		{"StopIgnored", testStopIgnored},
 		{"StopExited", testStopExited},
+		{"Signal", testSignal},
 		{"UnknownJob", testUnknownJob},
 		{"ListAndRemove", testListAndRemove},
 		{"RemoveRunning", testRemoveRunning},
@@ -307,8 +309,34 @@ func testStopExited(t *testing.T, h *harness) {
 	}
 }
 
+// testSignal: a signal reaches the job's processes (its script traps it and
+// goes on), and signalling an exited job is no error and changes nothing.
+func testSignal(t *testing.T, h *harness) {
+	s := h.spec("signal", `trap 'echo got-usr1; exit 5' USR1; echo ready; while :; do sleep 0.1; done`)
+	h.start(s)
+	h.waitFor(s.Stdout, "ready")
+	if err := h.rt.Signal(h.ctx, s.JobID, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.wait(s.JobID); got != 5 {
+		t.Errorf("job that exits 5 on USR1: Wait = %d, want 5", got)
+	}
+	if got := read(t, s.Stdout); !strings.Contains(got, "got-usr1") {
+		t.Errorf("stdout = %q, want got-usr1", got)
+	}
+	if err := h.rt.Signal(h.ctx, s.JobID, syscall.SIGTERM); err != nil {
+		t.Errorf("Signal of an exited job: %v", err)
+	}
+	if got := h.wait(s.JobID); got != 5 {
+		t.Errorf("after Signal of an exited job: Wait = %d, want its own 5", got)
+	}
+}
+
 func testUnknownJob(t *testing.T, h *harness) {
 	id := JobID("unknown")
+	if err := h.rt.Signal(h.ctx, id, syscall.SIGUSR1); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("Signal: %v, want ErrNotFound", err)
+	}
 	if err := h.rt.Stop(h.ctx, id, time.Second); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("Stop: %v, want ErrNotFound", err)
 	}

@@ -1,0 +1,395 @@
+package ctld
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
+)
+
+// TestSignal is qsig against the controller and a scripted node: only a
+// running job's owner or an admin may signal it, the node gets the signal
+// for the job's current run, and the job's history says who sent what.
+func TestSignal(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("b", 8, nil)
+	n.expect(api.MsgStart)
+	n.report(running, 0, "running", 0)
+	queued := tc.submit("b", 8, nil)
+	tests := []struct {
+		name string
+		who  *Identity // nil: root, an admin
+		ids  []string
+		sig  api.Signal
+		code string // "": success, the node gets the signal
+	}{
+		{name: "owner", who: &alice, ids: []string{running}, sig: "SIGUSR1"},
+		{name: "admin", ids: []string{running}, sig: "SIGTERM"},
+		{name: "another user", who: &mallory, ids: []string{running}, sig: "SIGUSR1", code: api.CodePermission},
+		{name: "queued job", who: &alice, ids: []string{queued}, sig: "SIGUSR1", code: api.CodeInvalidState},
+		{name: "unknown job", who: &alice, ids: []string{"999"}, sig: "SIGUSR1", code: api.CodeUnknownJob},
+		{name: "no signal", who: &alice, ids: []string{running}, code: api.CodeBadRequest},
+		{name: "no job", who: &alice, sig: "SIGUSR1", code: api.CodeBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := api.Request{Op: api.OpSignal, IDs: tt.ids, Signal: tt.sig}
+			var resp *api.Response
+			if tt.who == nil {
+				resp = tc.call(req)
+			} else {
+				resp = tc.asUser(*tt.who, req)
+			}
+			if tt.code != "" {
+				if resp.Error == nil || resp.Error.Code != tt.code {
+					t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+				}
+				n.quiet(50 * time.Millisecond)
+				return
+			}
+			if resp.Error != nil {
+				t.Fatalf("qsig: %v", resp.Error)
+			}
+			o := n.expect(api.MsgSignal).Signal
+			if o == nil || o.JobID != running || o.Run != 0 || o.Signal != tt.sig {
+				t.Fatalf("signal order %+v", o)
+			}
+			h := tc.job(running).History
+			if !slices.ContainsFunc(h, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "signal "+string(tt.sig)+" sent by") }) {
+				t.Errorf("no history entry of the signal: %+v", h)
+			}
+		})
+	}
+	// A job being stopped is not signalled.
+	if resp := tc.call(api.Request{Op: api.OpDelete, IDs: []string{running}}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	n.expect(api.MsgStop)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{running}, Signal: "SIGUSR1"}); resp.Error == nil || resp.Error.Code != api.CodeInvalidState {
+		t.Errorf("qsig of a stopping job: %+v", resp.Error)
+	}
+}
+
+// TestRerun is qrerun against the controller and a scripted node: the job
+// is stopped with its grace, goes back to the queue once it has exited
+// (whatever its status), starts again as its next run, and no preemption
+// is counted. Refusals: another user's job, a job not running, an
+// unknown id.
+func TestRerun(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("b", 8, nil)
+	n.expect(api.MsgStart)
+	n.report(running, 0, "running", 0)
+	queued := tc.submit("b", 8, nil)
+	for _, tt := range []struct {
+		name string
+		who  Identity
+		id   string
+		code string
+	}{
+		{name: "another user", who: mallory, id: running, code: api.CodePermission},
+		{name: "queued job", who: alice, id: queued, code: api.CodeInvalidState},
+		{name: "unknown job", who: alice, id: "999", code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpRerun, IDs: []string{tt.id}})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+		})
+	}
+	n.quiet(50 * time.Millisecond)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error != nil {
+		t.Fatalf("qrerun: %v", resp.Error)
+	}
+	if stop := n.expect(api.MsgStop).Stop; stop.JobID != running || stop.Reason != api.StopRerun || stop.Grace != 7*time.Second {
+		t.Fatalf("stop order %+v", stop)
+	}
+	if j := tc.job(running); j.State != api.StateExiting {
+		t.Fatalf("state while stopping: %s", j.State)
+	}
+	// Twice is refused: it is stopping already.
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error == nil || resp.Error.Code != api.CodeInvalidState {
+		t.Fatalf("second qrerun: %+v", resp.Error)
+	}
+	n.report(running, 0, "exited", 0) // it checkpointed and exited 0: still rerun
+	n.expect(api.MsgRemove)
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != running || st.Run != 1 {
+		t.Fatalf("restart order %+v, want run 1 of %s", st, running)
+	}
+	j := tc.job(running)
+	if j.State != api.StateRunning || j.Preemptions != 0 || j.ExitStatus != nil {
+		t.Fatalf("after the rerun: state %s preemptions %d exit %v", j.State, j.Preemptions, j.ExitStatus)
+	}
+	if !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "rerun by alice") }) {
+		t.Errorf("history: %+v", j.History)
+	}
+	// A rerun survives a controller restart: the stop is sent again when
+	// the node comes back, and the exit requeues the job.
+	n.report(running, 1, "running", 0)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{running}}); resp.Error != nil {
+		t.Fatalf("qrerun: %v", resp.Error)
+	}
+	n.expect(api.MsgStop)
+	tc.restart()
+	n2 := tc.attachNode("n1", api.RunningJob{JobID: running, Run: 1})
+	if stop := n2.expect(api.MsgStop).Stop; stop.JobID != running || stop.Reason != api.StopRerun {
+		t.Fatalf("stop after the restart %+v", stop)
+	}
+	n2.report(running, 1, "exited", 271)
+	n2.expect(api.MsgRemove)
+	if st := n2.expect(api.MsgStart).Start; st.Job.ID != running || st.Run != 2 || st.Job.Preemptions != 0 {
+		t.Fatalf("restart order %+v, want run 2 of %s", st, running)
+	}
+}
+
+// TestMove is qmove against the controller: a waiting job moves to another
+// share of its partition and starts there on that share's quota; moves
+// the rules forbid are refused, each with its code.
+func TestMove(t *testing.T) {
+	shares := twoShares + `
+[[share]]
+name = "bobs"
+partition = "gpu"
+gpus = 0
+strategy = "LEND_AND_BORROW"
+borrow_limit = -1
+users = ["bob"]
+`
+	tc := newTestCluster(t, []string{"n1:8"}, shares)
+	n := tc.attachNode("n1")
+	running := tc.submit("a", 4, nil)
+	n.expect(api.MsgStart)
+	waiting := tc.submit("a", 4, nil) // a is LEND: it never borrows
+	held := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}}})
+	n.quiet(100 * time.Millisecond)
+	for _, tt := range []struct {
+		name  string
+		who   Identity
+		id    string
+		share string
+		code  string
+	}{
+		{name: "running job", who: alice, id: running, share: "b", code: api.CodeInvalidState},
+		{name: "another user's job", who: mallory, id: waiting, share: "b", code: api.CodePermission},
+		{name: "a share the owner may not use", who: alice, id: waiting, share: "bobs", code: api.CodePermission},
+		{name: "unknown share", who: alice, id: waiting, share: "nope", code: api.CodeBadRequest},
+		{name: "another server", who: alice, id: waiting, share: "b@elsewhere", code: api.CodeBadRequest},
+		{name: "unknown job", who: alice, id: "999", share: "b", code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpMove, IDs: []string{tt.id}, Share: tt.share})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+			if j := tc.job(waiting); j.Share != "a" {
+				t.Fatalf("refused move changed the share to %s", j.Share)
+			}
+		})
+	}
+	// An admin may move a job to a share its owner may not use.
+	if resp := tc.call(api.Request{Op: api.OpMove, IDs: []string{held}, Share: "bobs"}); resp.Error != nil {
+		t.Fatalf("admin's qmove: %v", resp.Error)
+	}
+	if j := tc.job(held); j.Share != "bobs" || j.State != api.StateHeld {
+		t.Fatalf("held job after the move: share %s state %s", j.Share, j.State)
+	}
+	// b borrows a's idle GPUs: the moved job starts at once.
+	if resp := tc.asUser(alice, api.Request{Op: api.OpMove, IDs: []string{waiting}, Share: "b@"}); resp.Error != nil {
+		t.Fatalf("qmove: %v", resp.Error)
+	}
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != waiting || st.Job.Share != "b" {
+		t.Fatalf("start after the move: %+v", st)
+	}
+	j := tc.job(waiting)
+	if j.Share != "b" || !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return e.What == "moved from a to b by alice" }) {
+		t.Errorf("moved job: share %s history %+v", j.Share, j.History)
+	}
+	// The move survives a restart.
+	tc.restart()
+	if j := tc.job(held); j.Share != "bobs" {
+		t.Errorf("after a restart: share %s", j.Share)
+	}
+}
+
+// TestOrder is qorder against the controller: two waiting jobs of a share
+// exchange places (the later one starts first), and a restart keeps the
+// exchange; refusals for what qorder may not reorder.
+func TestOrder(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	running := tc.submit("a", 4, nil)
+	n.expect(api.MsgStart)
+	first := tc.submit("a", 4, nil)
+	second := tc.submit("a", 4, nil)
+	low := tc.submit("a", 4, ptr(0))
+	other := tc.submit("b", 8, nil)
+	n.quiet(100 * time.Millisecond)
+	for _, tt := range []struct {
+		name string
+		who  Identity
+		ids  []string
+		code string
+	}{
+		{name: "one id", who: alice, ids: []string{first}, code: api.CodeBadRequest},
+		{name: "the same job twice", who: alice, ids: []string{first, first}, code: api.CodeBadRequest},
+		{name: "running job", who: alice, ids: []string{running, first}, code: api.CodeInvalidState},
+		{name: "two shares", who: alice, ids: []string{first, other}, code: api.CodeInvalidState},
+		{name: "another user's jobs", who: mallory, ids: []string{first, second}, code: api.CodePermission},
+		{name: "different sharq priorities", who: alice, ids: []string{first, low}, code: api.CodePermission},
+		{name: "unknown job", who: alice, ids: []string{first, "999"}, code: api.CodeUnknownJob},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tc.asUser(tt.who, api.Request{Op: api.OpOrder, IDs: tt.ids})
+			if resp.Error == nil || resp.Error.Code != tt.code {
+				t.Fatalf("error %+v, want code %s", resp.Error, tt.code)
+			}
+		})
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpOrder, IDs: []string{first, second}}); resp.Error != nil {
+		t.Fatalf("qorder: %v", resp.Error)
+	}
+	tc.restart()
+	n = tc.attachNode("n1", api.RunningJob{JobID: running, Run: 0})
+	n.report(running, 0, "exited", 0)
+	n.expect(api.MsgRemove)
+	if st := n.expect(api.MsgStart).Start; st.Job.ID != second {
+		t.Fatalf("after qorder %s %s the first to start is %s, want %s", first, second, st.Job.ID, second)
+	}
+	if j := tc.job(first); j.QueuePlace == 0 || !slices.ContainsFunc(j.History, func(e api.HistoryEntry) bool { return strings.HasPrefix(e.What, "place exchanged with "+second) }) {
+		t.Errorf("first after qorder: place %d history %+v", j.QueuePlace, j.History)
+	}
+}
+
+// TestTracejobFromController runs the real tracejob against the
+// controller: a job's history while it runs and once it has finished.
+func TestTracejobFromController(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	id := tc.submit("b", 2, nil)
+	n.expect(api.MsgStart)
+	n.report(id, 0, "running", 0)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{id}, Signal: "SIGUSR1"}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	n.expect(api.MsgSignal)
+	tracejob := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: client.Caller(tc.sock)}
+		code := cli.Tracejob(context.Background(), append([]string{"tracejob"}, args...), sys)
+		return out.String(), errb.String(), code
+	}
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{name: "running", want: []string{"\nJob: " + id + "\n\n", "  S    submitted to b\n", "  S    signal SIGUSR1 sent by alice\n"}},
+		{name: "finished", want: []string{"  S    signal SIGUSR1 sent by alice\n", "  S    exited on n1 with status 3\n"}},
+	} {
+		if tt.name == "finished" {
+			n.report(id, 0, "exited", 3)
+			n.expect(api.MsgRemove)
+			tc.waitState(id, api.StateFinished)
+		}
+		out, errOut, code := tracejob(strings.SplitN(id, ".", 2)[0])
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, errOut)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: tracejob lacks %q:\n%s", tt.name, w, out)
+			}
+		}
+	}
+	if _, errOut, code := tracejob("999"); code != cli.ExitUnknownJob || errOut != "tracejob: Couldn't find Job Id 999\n" {
+		t.Errorf("unknown job: exit %d, %q", code, errOut)
+	}
+}
+
+// TestArrayCommands: qsig ID[] signals the running subjobs of an array
+// (the others are passed over), a single waiting subjob is refused, and
+// qrerun ID[] reruns the running subjobs.
+func TestArrayCommands(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
+		ArrayIndices: "0-3", Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+	started := map[string]bool{}
+	for range 2 {
+		started[n.expect(api.MsgStart).Start.Job.ID] = true
+	}
+	n.quiet(100 * time.Millisecond)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{arr}, Signal: "SIGHUP"}); resp.Error != nil {
+		t.Fatalf("qsig %s: %v", arr, resp.Error)
+	}
+	for range 2 {
+		o := n.expect(api.MsgSignal).Signal
+		if !started[o.JobID] || o.Signal != "SIGHUP" {
+			t.Fatalf("signal order %+v; started %v", o, started)
+		}
+		delete(started, o.JobID)
+	}
+	n.quiet(100 * time.Millisecond)
+	waiting := strings.Replace(arr, "[]", "[3]", 1)
+	if resp := tc.asUser(alice, api.Request{Op: api.OpSignal, IDs: []string{waiting}, Signal: "SIGHUP"}); resp.Error == nil {
+		t.Errorf("qsig of a waiting subjob %s: no error", waiting)
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpRerun, IDs: []string{arr}}); resp.Error != nil {
+		t.Fatalf("qrerun %s: %v", arr, resp.Error)
+	}
+	stopped := map[string]bool{}
+	for range 2 {
+		o := n.expect(api.MsgStop).Stop
+		if o.Reason != api.StopRerun {
+			t.Fatalf("stop order %+v", o)
+		}
+		stopped[o.JobID] = true
+	}
+	if len(stopped) != 2 {
+		t.Errorf("stopped %v, want both running subjobs", stopped)
+	}
+}
+
+// TestMoveLiftsSystemHold: a job held by the system because its share can
+// no longer hold it (a reload lowered the quota) loses that hold when it
+// moves to a share that can, and keeps its user's hold.
+func TestMoveLiftsSystemHold(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	tc.attachNode("n1")
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tc.conf, []byte(strings.Replace(string(text), "gpus = 4", "gpus = 2", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if resp := tc.call(api.Request{Op: api.OpReconfigure}); resp.Error != nil {
+		t.Fatal(resp.Error)
+	}
+	deadline := time.Now().Add(testWait)
+	for !strings.Contains(tc.job(id).Hold, "s") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no system hold after the reload: %+v", tc.job(id))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if resp := tc.asUser(alice, api.Request{Op: api.OpMove, IDs: []string{id}, Share: "b"}); resp.Error != nil {
+		t.Fatalf("qmove: %v", resp.Error)
+	}
+	if j := tc.job(id); j.Hold != "u" || j.State != api.StateHeld || j.Share != "b" {
+		t.Errorf("after the move: hold %q state %s share %s, want u H b", j.Hold, j.State, j.Share)
+	}
+}
