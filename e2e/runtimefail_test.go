@@ -43,9 +43,11 @@ func brokenRuncContainerd(t *testing.T) (sock, broken string) {
 // TestRuntimeFailingNode (issue 29, F4): of two nodes, n2's runc cannot
 // create containers. The jobs sent there fail as the node's fault, n2 is
 // drained with RuntimeFailing, and every job runs on n1 with none charged
-// a start failure.
+// a start failure. Once runc is repaired, n2's own runtime self-test
+// passes and clears the drain: it takes jobs again, with no admin and no
+// job as the test.
 func TestRuntimeFailingNode(t *testing.T) {
-	sock, _ := brokenRuncContainerd(t)
+	sock, broken := brokenRuncContainerd(t)
 	c := newCluster(t, spec{nodes: []string{"n1", "n2"}, shares: openShares, nodeContainerd: map[string]string{"n2": sock}})
 	// Each subjob takes a node's 4 CPUs: the first pass sends one to
 	// each node.
@@ -69,5 +71,31 @@ func TestRuntimeFailingNode(t *testing.T) {
 		if st, host, comment := c.field(id, "Exit_status"), c.field(id, "exec_host"), c.field(id, "comment"); st != "0" || !strings.HasPrefix(host, "n1") {
 			t.Errorf("%s: exit status %q on %q (%s), want 0 on n1", id, st, host, comment)
 		}
+	}
+
+	if !strings.Contains(c.logs.String(), `msg="container runtime self-test failed" node=n2`) {
+		t.Errorf("n2 ran no self-test while runc was broken")
+	}
+
+	must(t, os.Remove(broken))
+	repaired := time.Now()
+	c.eventually(2*time.Minute, func() (bool, string) {
+		out, _, _ := c.runAs(0, "sharqctl", "show", "nodes")
+		return !strings.Contains(out, "RuntimeFailing") && strings.Count(out, " up ") == 2, out
+	})
+	t.Logf("n2 resumed by its self-test %v after runc was repaired", time.Since(repaired).Round(time.Millisecond))
+	// Two jobs of a node's CPUs each at once: one runs on n2.
+	both := c.qsub("-q", "a", "-J", "0-1", "-l", "ncpus=4", "-o", "/dev/null", "-e", "/dev/null", "--", "/bin/sh", "-c", "sleep 2")
+	var hosts []string
+	for i := range 2 {
+		id := strings.Replace(both, "[]", "["+string(rune('0'+i))+"]", 1)
+		c.waitState(id, "F", 2*time.Minute)
+		if st := c.field(id, "Exit_status"); st != "0" {
+			t.Errorf("%s after the repair: exit status %q (%s)", id, st, c.field(id, "comment"))
+		}
+		hosts = append(hosts, c.field(id, "exec_host"))
+	}
+	if !strings.HasPrefix(hosts[0], "n2") && !strings.HasPrefix(hosts[1], "n2") {
+		t.Errorf("after the repair the jobs ran on %v, want one on n2", hosts)
 	}
 }
