@@ -116,7 +116,13 @@ echo shm $(df -k /dev/shm | tail -n 1 | awk '{print $2}')
 		c.eventually(time.Minute, func() (bool, string) {
 			out, errOut, err := c.runAs(0, "sharqctl", "report", "jobs", "--format", "csv")
 			csv = out
-			return err == nil && strings.Contains(out, strings.TrimSuffix(ids[len(ids)-1], ".e2e")), errOut + out
+			// The history is written on its own goroutine, in no set order.
+			for _, id := range ids {
+				if !strings.Contains(out, "\n"+id+",") {
+					return false, errOut + out
+				}
+			}
+			return err == nil, errOut + out
 		})
 		for _, n := range names {
 			if !strings.Contains(csv, "'"+n) && !strings.Contains(csv, `"'`+strings.ReplaceAll(n, `"`, `""`)+`"`) {
