@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sharq-hpc/sharq/internal/lograte"
 )
 
 // idleHolder is an attacker that holds as many silent TCP connections as
@@ -126,6 +128,7 @@ func TestHostileConnections(t *testing.T) {
 	}
 
 	const per = 20 // more than the 16 slots an address gets
+	attackStart := time.Now()
 	attackers := map[string]*idleHolder{}
 	for port, target := range map[string]string{"node": c.addr, "client": c.server, "session": sessionAddr} {
 		attackers[port] = holdIdle(t, target, attackerAddrs(), per)
@@ -248,4 +251,20 @@ func TestHostileConnections(t *testing.T) {
 		}
 		t.Logf("alice's qexec ran with bob holding %d sessions and the attacker %d session-port connections", bobSessions, attackers["session"].held())
 	})
+
+	// What the attacker made the daemons log is bounded: each eviction
+	// message writes lograte.DefaultBurst lines a window in each daemon
+	// process: the node and client ports' of 2 sharqctld processes, the
+	// session port's of 3 sharqd processes.
+	windows := int(time.Since(attackStart)/lograte.DefaultWindow) + 1
+	evictions := strings.Count(c.logs.String(), "to make room")
+	if most := (2*2 + 3) * lograte.DefaultBurst * windows; evictions > most {
+		t.Errorf("%d eviction lines in %d windows of %v, want at most %d", evictions, windows, lograte.DefaultWindow, most)
+	}
+	var opened int64
+	for _, h := range attackers {
+		opened += h.opened.Load()
+	}
+	t.Logf("the attacker opened %d connections in %v; the daemons wrote %d eviction lines, %d lines in all",
+		opened, time.Since(attackStart).Round(time.Millisecond), evictions, strings.Count(c.logs.String(), "\n"))
 }

@@ -121,9 +121,9 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	// slots of the node port's own, briefly, and a newer connection takes
 	// it if it stays silent; a node that says hello at once gets in
 	// however many silent connections others hold (limits.go).
-	slot, err := admit(c.limits.hello, conn, c.log, "node connection")
+	slot, err := c.limits.admit(c.limits.hello, conn, c.log, "node connection")
 	if err != nil {
-		c.log.Warn("node connection refused", "remote", conn.RemoteAddr(), "err", err)
+		c.limits.logs.Warn(c.log, "node connection refused", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
 	dec := api.NewDecoder(conn)
@@ -132,7 +132,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	err = dec.Decode(&hello)
 	slot.Release()
 	if err != nil || hello.Type != api.MsgHello {
-		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
+		c.limits.logs.Warn(c.log, "node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
 	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat(), &c.jobLeaseNs)
