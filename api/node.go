@@ -42,6 +42,11 @@ type NodeMsg struct {
 	// its container runtime does not answer; "" = healthy. The controller
 	// places nothing on an unhealthy node and shows why.
 	Health string `json:"health,omitempty"`
+	// SelfTests (hello, heartbeat) counts the runtime self-tests the node
+	// daemon passed since it started (daemon/noded/selftest.go): one more
+	// while the node is drained for its runtime (RuntimeFailing) clears
+	// the drain.
+	SelfTests uint64 `json:"self_tests,omitempty"`
 	// Unlisted (hello): the node could not list its containers, so Running
 	// says nothing; the controller keeps the runs it believes are there.
 	// The node says hello again once it can list them.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharq-hpc/sharq/internal/munged"
 	"github.com/sharq-hpc/sharq/internal/testenv"
 	"github.com/sharq-hpc/sharq/runtime"
 	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
@@ -91,6 +92,9 @@ type cluster struct {
 	addr    string // the controller's node address
 	ns      string // containerd namespace: runc state is host-wide, so one per cluster
 	image   string
+	munge   *munged.Daemon    // with spec.tcp
+	server  string            // the TCP client port, with spec.tcp
+	nodeCfg map[string]string // node -> its own configuration (spec.nodeContainerd)
 }
 
 // spec describes a cluster: nodes of 8 GPUs each, and [[share]] blocks.
@@ -102,6 +106,13 @@ type spec struct {
 	part   string // appended to the [[partition]] block
 	// nodeKeys are more keys of one node's [[node]] block, by node name.
 	nodeKeys map[string]string
+	// tcp gives the cluster a munged and a TCP client port
+	// (client_listen): runTCP's commands use them.
+	tcp bool
+	// nodeContainerd runs a node's sharqd on another containerd (by
+	// node name, its socket), through a configuration file of its own
+	// that differs only in [runtime]'s containerd_socket.
+	nodeContainerd map[string]string
 }
 
 func newCluster(t testing.TB, s spec) *cluster {
@@ -128,7 +139,24 @@ func newCluster(t testing.TB, s spec) *cluster {
 	if s.grace == "" {
 		s.grace = "5s"
 	}
+	if s.tcp {
+		key := filepath.Join(dir, "munge.key")
+		must(t, munged.NewKey(key))
+		c.munge, err = munged.Start(context.Background(), filepath.Join(dir, "munge"), key)
+		must(t, err)
+		t.Cleanup(c.munge.Stop)
+		c.server = freeAddr(t)
+		s.extra += fmt.Sprintf("\nclient_listen = %q\nmunge_socket = %q\n", c.server, c.munge.Socket)
+	}
 	must(t, os.WriteFile(c.conf, []byte(c.toml(s)), 0o644))
+	c.nodeCfg = map[string]string{}
+	for n, sock := range s.nodeContainerd {
+		_, err := testenv.BusyboxImage(context.Background(), sock, c.ns)
+		must(t, err)
+		own := strings.Replace(c.toml(s), fmt.Sprintf("containerd_socket = %q", ctrSock), fmt.Sprintf("containerd_socket = %q", sock), 1)
+		c.nodeCfg[n] = filepath.Join(dir, "cluster-"+n+".toml")
+		must(t, os.WriteFile(c.nodeCfg[n], []byte(own), 0o644))
+	}
 	c.startCtld()
 	for _, n := range s.nodes {
 		c.startNode(n)
@@ -251,7 +279,11 @@ func (c *cluster) startCtld() {
 
 func (c *cluster) startNode(name string) {
 	c.t.Helper()
-	cmd := c.daemon("sharqd", "--config", c.conf, "--node", name, "--state-dir", filepath.Join(c.dir, "node-"+name), "--log-level", "debug")
+	cfg := c.conf
+	if own := c.nodeCfg[name]; own != "" {
+		cfg = own
+	}
+	cmd := c.daemon("sharqd", "--config", cfg, "--node", name, "--state-dir", filepath.Join(c.dir, "node-"+name), "--log-level", "debug")
 	must(c.t, cmd.Start())
 	c.nodes[name] = cmd
 }
@@ -314,12 +346,33 @@ func eventually(t testing.TB, d time.Duration, logs *logBuffer, f func() (bool, 
 // runAs runs one of the client commands as uid (0 = root, the admin), in
 // the user's submit directory.
 func (c *cluster) runAs(uid int, name string, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.Command(filepath.Join(binDir, name), args...)
-	cmd.Env = []string{"SHARQ_SOCKET=" + c.sock, "PATH=/usr/bin:/bin", "HOME=" + c.workdir, "LANG=C"}
-	cmd.Dir = c.workdir
+	return c.runWith(uid, []string{"SHARQ_SOCKET=" + c.sock}, name, args...)
+}
+
+// runTCP is runAs over the TCP client port with a MUNGE credential (a
+// cluster made with spec.tcp), as from another host.
+func (c *cluster) runTCP(uid int, name string, args ...string) (stdout, stderr string, err error) {
+	return c.runWith(uid, []string{"SHARQ_SERVER=" + c.server, "SHARQ_MUNGE_SOCKET=" + c.munge.Socket}, name, args...)
+}
+
+// runWith runs a client command as uid with env added to its own.
+func (c *cluster) runWith(uid int, env []string, name string, args ...string) (stdout, stderr string, err error) {
+	dir := c.workdir
 	if uid == bob {
-		cmd.Dir = filepath.Join(c.dir, "home", "bob")
+		dir = filepath.Join(c.dir, "home", "bob")
 	}
+	return c.runEnvIn(uid, env, dir, name, args...)
+}
+
+// runIn is runAs in the directory dir.
+func (c *cluster) runIn(uid int, dir, name string, args ...string) (stdout, stderr string, err error) {
+	return c.runEnvIn(uid, []string{"SHARQ_SOCKET=" + c.sock}, dir, name, args...)
+}
+
+func (c *cluster) runEnvIn(uid int, env []string, dir, name string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + c.workdir, "LANG=C"}, env...)
+	cmd.Dir = dir
 	if uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 	}

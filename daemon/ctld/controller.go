@@ -17,6 +17,7 @@ import (
 	"github.com/sharq-hpc/sharq/daemon/leader"
 	"github.com/sharq-hpc/sharq/daemon/sched"
 	"github.com/sharq-hpc/sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/internal/lograte"
 	"github.com/sharq-hpc/sharq/internal/secret"
 	"github.com/sharq-hpc/sharq/spool"
 )
@@ -138,6 +139,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		met:         newMetrics(),
 		limits:      newConnLimits(opts.Limits.forNodes(len(cfg.Nodes))),
 	}
+	c.limits.logs = lograte.New(lograte.DefaultBurst, lograte.DefaultWindow, c.now)
 	c.installConfig(cfg)
 	c.core, err = sched.New(cfg.Sched())
 	if err != nil {

@@ -146,7 +146,7 @@ func (c *Controller) currentLeader(ctx context.Context) leader.Info {
 func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 	defer c.survive("remote client (follower)")
 	defer conn.Close()
-	slot, err := admit(c.limits.client, conn, c.log, "remote client (follower)")
+	slot, err := c.limits.admit(c.limits.client, conn, c.log, "remote client (follower)")
 	if err != nil {
 		return
 	}
@@ -175,7 +175,7 @@ func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 func (c *Controller) followNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node (follower)")
 	defer conn.Close()
-	slot, err := admit(c.limits.hello, conn, c.log, "node connection (follower)")
+	slot, err := c.limits.admit(c.limits.hello, conn, c.log, "node connection (follower)")
 	if err != nil {
 		return
 	}

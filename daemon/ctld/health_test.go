@@ -210,6 +210,49 @@ func TestRuntimeFailingNodeRetried(t *testing.T) {
 	}
 }
 
+// TestRuntimeSelfTestClearsDrain (F4): a node drained for its runtime is
+// resumed as soon as its daemon reports one more runtime self-test passed
+// than before the drain (long before Limits.RuntimeRetry); the same count
+// again, or a restarted daemon's lower one, changes nothing.
+func TestRuntimeSelfTestClearsDrain(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNode("n1")
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", SelfTests: 2}) // passed before, on an earlier failure
+	const why = "job 1.t: start: create task: the node's container runtime cannot start containers: no cgroup mount found"
+	id := tc.submit("a", 4, nil)
+	for run := range nodeFaultStarts {
+		st := n.expect(api.MsgStart).Start
+		if st.Job.ID != id || st.Run != run {
+			t.Fatalf("start %d: %+v", run, st)
+		}
+		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
+		}})
+		n.expect(api.MsgRemove)
+	}
+	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
+	for _, tt := range []struct {
+		name   string
+		passed uint64
+	}{{"the same count", 2}, {"a restarted daemon's", 0}} {
+		n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", SelfTests: tt.passed})
+		n.quiet(200 * time.Millisecond)
+		tc.awaitNodeProblem("drained", reasonRuntimeFailing)
+		t.Logf("%s (%d): still drained", tt.name, tt.passed)
+	}
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", SelfTests: 1})
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Run != nodeFaultStarts {
+		t.Fatalf("start after the self-test: %+v", st)
+	}
+	tc.awaitNode("up", "")
+	n.report(id, st.Run, "running", 0)
+	n.report(id, st.Run, "exited", 0)
+	if j := tc.waitState(id, api.StateFinished); j.StartFailures != 0 || j.ExitStatus == nil || *j.ExitStatus != 0 {
+		t.Fatalf("job: exit %v, %d start failures", j.ExitStatus, j.StartFailures)
+	}
+}
+
 // counterValue reads a counter of the controller's metrics.
 func counterValue(t *testing.T, c *Controller, name string) float64 {
 	t.Helper()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/internal/lograte"
 )
 
 // Limits bound what one peer may hold of the controller at once, so that
@@ -87,6 +88,9 @@ type connLimits struct {
 	perUser *conns.Limiter // key: uid
 	hello   *conns.Pending // key: remote IP; node connections before their hello
 	client  *conns.Pending // key: remote IP; TCP client connections before their credential
+	// logs bounds the lines that connections which never showed who they
+	// are make the controller write (lograte).
+	logs *lograte.Limiter
 }
 
 // forNodes fills in HelloPending's default for a cluster of nodes nodes.
@@ -103,6 +107,7 @@ func newConnLimits(l Limits) *connLimits {
 		perUser: conns.NewLimiter("client connections of uid", l.ConnsPerUser),
 		hello:   conns.NewPending("node connections without hello", l.HelloPerAddr, l.HelloPending),
 		client:  conns.NewPending("client connections without a credential", l.ClientPendingPerAddr, l.ClientPending),
+		logs:    lograte.New(lograte.DefaultBurst, lograte.DefaultWindow, nil),
 	}
 }
 
@@ -113,12 +118,12 @@ func (cl *connLimits) user(uid uint32) (func(), error) {
 
 // admit takes a slot of p for conn until it has spoken, closing the
 // oldest silent connections of its address (or of all) if the slots are
-// full; what it closed is logged as what.
-func admit(p *conns.Pending, conn net.Conn, log *slog.Logger, what string) (*conns.Slot, error) {
+// full; what it closed is logged as what, at most a burst a window.
+func (cl *connLimits) admit(p *conns.Pending, conn net.Conn, log *slog.Logger, what string) (*conns.Slot, error) {
 	host := addrHost(conn.RemoteAddr())
 	s, evicted, err := p.Admit(host, func() { conn.Close() })
 	if len(evicted) > 0 {
-		log.Warn(what+": closed the oldest silent connections to make room", "remote", conn.RemoteAddr(), "closed_from", evicted)
+		cl.logs.Warn(log, what+": closed the oldest silent connections to make room", "remote", conn.RemoteAddr(), "closed_from", evicted)
 	}
 	return s, err
 }

@@ -49,6 +49,9 @@ type node struct {
 	runtimeFail   string
 	runtimeFailAt time.Time
 	trial         bool
+	// selfTests is the count of runtime self-tests the node daemon last
+	// reported passed (api.NodeMsg.SelfTests).
+	selfTests uint64
 }
 
 // disconnect closes n's connection, if it has one.
@@ -118,9 +121,9 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	// slots of the node port's own, briefly, and a newer connection takes
 	// it if it stays silent; a node that says hello at once gets in
 	// however many silent connections others hold (limits.go).
-	slot, err := admit(c.limits.hello, conn, c.log, "node connection")
+	slot, err := c.limits.admit(c.limits.hello, conn, c.log, "node connection")
 	if err != nil {
-		c.log.Warn("node connection refused", "remote", conn.RemoteAddr(), "err", err)
+		c.limits.logs.Warn(c.log, "node connection refused", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
 	dec := api.NewDecoder(conn)
@@ -129,7 +132,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	err = dec.Decode(&hello)
 	slot.Release()
 	if err != nil || hello.Type != api.MsgHello {
-		c.log.Warn("node connection without hello", "remote", conn.RemoteAddr(), "err", err)
+		c.limits.logs.Warn(c.log, "node connection without hello", "remote", conn.RemoteAddr(), "err", err)
 		return
 	}
 	nc := newNodeConn(hello.Node, conn, c.epoch(), c.heartbeat(), &c.jobLeaseNs)
@@ -287,6 +290,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now, Ack: h.Seq, Lease: c.jobLease()})
 
 	c.setHealth(n, h.Health)
+	c.selfTested(n, h.SelfTests)
 
 	has := map[string]api.RunningJob{}
 	for _, r := range h.Running {
@@ -355,6 +359,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	n.lastSeen = now
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
+		c.selfTested(n, m.SelfTests)
 		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it

@@ -51,9 +51,9 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 	// Until its first credential and request come a connection is
 	// nobody's: it holds a slot of the client port's own (limits.go), which
 	// a newer connection takes if it stays silent; then one of its uid's.
-	slot, err := admit(c.limits.client, conn, c.log, "remote client")
+	slot, err := c.limits.admit(c.limits.client, conn, c.log, "remote client")
 	if err != nil {
-		c.log.Warn("remote client refused", "remote", remote, "err", err)
+		c.limits.logs.Warn(c.log, "remote client refused", "remote", remote, "err", err)
 		conn.SetWriteDeadline(time.Now().Add(requestTimeout))
 		api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
 		return
@@ -138,7 +138,7 @@ func (c *Controller) refuseRemote(conn net.Conn, remote string, id *Identity, er
 	if id != nil {
 		args = append(args, "uid", id.UID)
 	}
-	c.log.Warn("malformed remote request", args...)
+	c.limits.logs.Warn(c.log, "malformed remote request", args...)
 	api.Encode(conn, &api.Response{V: api.Version, Error: badRequest(err.Error())})
 }
 

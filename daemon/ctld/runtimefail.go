@@ -15,8 +15,10 @@ import (
 // instead of bouncing off it. Every Limits.RuntimeRetry it resumes the
 // node on trial (a circuit breaker's half-open state): the first start
 // that runs clears the drain, the first that fails the node's way drains
-// it again at once.
-// An admin's `sharqctl node resume` clears it too.
+// it again at once. Before that, the node daemon tests its runtime by
+// itself (a tiny container: daemon/noded/selftest.go) and counts the
+// self-tests it passed in its heartbeats: one more clears the drain
+// (selfTested). An admin's `sharqctl node resume` clears it too.
 const (
 	nodeFaultStarts = 3
 	nodeFaultWindow = 10 * time.Minute
@@ -65,6 +67,24 @@ func (c *Controller) retryRuntime(n *node, now time.Time) {
 	n.runtimeFail, n.trial = "", true
 	if err := c.syncDrain(n); err != nil {
 		c.log.Error("resume of a failing node for a trial", "node", n.name, "err", err)
+	}
+	c.needPass = true
+}
+
+// selfTested notes the count of runtime self-tests n's daemon reports
+// passed (hello, heartbeat): one more than before, while n is drained for
+// its runtime, clears the drain. A restarted daemon counts from 0 again.
+func (c *Controller) selfTested(n *node, passed uint64) {
+	more := passed > n.selfTests
+	n.selfTests = passed
+	if !more || n.runtimeFail == "" {
+		return
+	}
+	c.log.Info("node's container runtime passed its self-test: drain cleared", "node", n.name,
+		"drained_for", c.now().Sub(n.runtimeFailAt).Round(time.Second))
+	n.clearRuntimeFail()
+	if err := c.syncDrain(n); err != nil {
+		c.log.Error("resume of a node whose runtime passed its self-test", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }

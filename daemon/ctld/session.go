@@ -154,7 +154,7 @@ func (c *Controller) session(id Identity, s *api.SessionSpec) (*api.SessionGrant
 		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("node %s serves no sessions (session_listen is off there, or its port could not be opened: see its log)", node), ID: j.ID}
 	}
 	if wait, ok := c.takeGrant(id.UID, node, c.now()); !ok {
-		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("%d sessions asked for on node %s in the last %v and not used: retry in %v",
+		return nil, &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("%d sessions granted to you on node %s within %v, the most for one user (used or not): retry in %v",
 			maxGrantsPerUser, node, sessionTokenTTL, wait.Round(time.Second)), ID: j.ID}
 	}
 	cmd := s.Command

@@ -202,17 +202,19 @@ func (c *ctl) accept(t *testing.T) *peer {
 
 // peer is one node connection as the controller sees it.
 type peer struct {
-	conn    net.Conn
-	hello   api.NodeMsg
-	mu      sync.Mutex
-	states  []api.JobStateMsg
-	beats   int
-	health  string // of the last heartbeat
-	closed  bool
-	changed chan struct{} // closed and replaced on every message
-	lease   time.Duration // granted with every acknowledgement
-	acking  bool          // heartbeats are acknowledged
-	lastAck uint64        // the last number acknowledged
+	conn   net.Conn
+	hello  api.NodeMsg
+	mu     sync.Mutex
+	states []api.JobStateMsg
+	beats  int
+	health string // of the last heartbeat
+	// selfTests is the runtime self-tests passed, of the last heartbeat.
+	selfTests uint64
+	closed    bool
+	changed   chan struct{} // closed and replaced on every message
+	lease     time.Duration // granted with every acknowledgement
+	acking    bool          // heartbeats are acknowledged
+	lastAck   uint64        // the last number acknowledged
 }
 
 // setAcking turns the acknowledgements of the node's heartbeats on or off
@@ -234,6 +236,7 @@ func (p *peer) read(dec *api.Decoder) {
 		case m.Type == api.MsgHeartbeat:
 			p.beats++
 			p.health = m.Health
+			p.selfTests = m.SelfTests
 			if p.lease > 0 {
 				// Not acking: the last number acknowledged again, as a
 				// controller that no longer receives the node's messages.

@@ -105,7 +105,9 @@ func TestContainerdDownAndBack(t *testing.T) {
 // containers (here one that says "no cgroup mount found" to every create,
 // as a node without its cgroup mount does) reports each start as the
 // node's fault, which the controller does not charge to the job and
-// counts towards draining the node.
+// counts towards draining the node. The node then tests its runtime with
+// a container of its own: no self-test passes while runc is broken, one
+// does once it is repaired, and the heartbeats say so.
 func TestBrokenRuncIsTheNodesFault(t *testing.T) {
 	real, err := exec.LookPath("runc")
 	if err != nil {
@@ -113,7 +115,11 @@ func TestBrokenRuncIsTheNodesFault(t *testing.T) {
 	}
 	bin := t.TempDir()
 	os.Chmod(bin, 0o755)
-	script := "#!/bin/sh\nfor a; do [ \"$a\" = create ] && { echo 'runc create failed: no cgroup mount found in mountinfo' >&2; exit 1; }; done\nexec " + real + " \"$@\"\n"
+	broken := filepath.Join(bin, "broken")
+	if err := os.WriteFile(broken, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nif [ -e " + broken + " ]; then for a; do [ \"$a\" = create ] && { echo 'runc create failed: no cgroup mount found in mountinfo' >&2; exit 1; }; done; fi\nexec " + real + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "runc"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -139,4 +145,23 @@ func TestBrokenRuncIsTheNodesFault(t *testing.T) {
 	if _, ok := taskOf(t, e.runtime(t, "n1"), "70.t"); ok {
 		t.Error("a container exists for a failed start")
 	}
+	// Self-tests at 100 ms, 200 ms, 400 ms... all fail while runc does.
+	var beats int
+	p.await(t, "heartbeats", func(_ []api.JobStateMsg, n int, _ bool) bool { beats = n; return true })
+	p.await(t, "8 more heartbeats", func(_ []api.JobStateMsg, n int, _ bool) bool { return n >= beats+8 })
+	p.mu.Lock()
+	passed := p.selfTests
+	p.mu.Unlock()
+	if passed != 0 {
+		t.Fatalf("a self-test passed with runc broken: %d", passed)
+	}
+	if err := os.Remove(broken); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "a self-test passed", func([]api.JobStateMsg, int, bool) bool { return p.selfTests == 1 })
+	if _, ok := taskOf(t, e.runtime(t, "n1"), "selftest"); ok {
+		t.Error("the self-test's container was left behind")
+	}
+	p.start(t, e.order(t, "71.t", "echo ran"))
+	p.state(t, "71.t", "exited")
 }

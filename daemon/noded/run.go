@@ -154,7 +154,7 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
-		mounts: mounts, hostImg: hostImg, health: newHealth(),
+		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(),
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
 		lease: newLease(bootTime),
 	}
@@ -196,6 +196,11 @@ func Run(ctx context.Context, o Options) error {
 	go func() {
 		defer sup.wg.Done()
 		sup.watchHealth(sctx, heartbeat, adopted)
+	}()
+	sup.wg.Add(1)
+	go func() {
+		defer sup.wg.Done()
+		sup.watchRuntime(sctx, heartbeat)
 	}()
 
 	maxBackoff := o.MaxBackoff
@@ -266,7 +271,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // runningJobs converts the runtime's containers for a hello.
 func runningJobs(tasks []runtime.Task, why func(id string, run int) (string, api.StopReason)) []api.RunningJob {
 	out := make([]api.RunningJob, 0, len(tasks))
-	for _, t := range tasks {
+	for _, t := range withoutSelfTest(tasks) {
 		r := api.RunningJob{JobID: t.JobID, Run: t.Run, Exited: !t.Running, ExitStatus: t.ExitStatus}
 		if r.Exited && why != nil {
 			r.Error, r.Stop = why(t.JobID, t.Run)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/internal/conns"
+	"github.com/sharq-hpc/sharq/internal/lograte"
 	"github.com/sharq-hpc/sharq/internal/munge"
 	"github.com/sharq-hpc/sharq/runtime"
 	"github.com/sharq-hpc/sharq/session"
@@ -68,7 +69,10 @@ type sessions struct {
 	exec  runtime.Execer
 	munge string // munged's socket, for credentials
 	log   *slog.Logger
-	wait  time.Duration // tokenWait
+	// logs bounds the lines connections that showed no token make
+	// sharqd write (lograte).
+	logs *lograte.Limiter
+	wait time.Duration // tokenWait
 
 	mu        sync.Mutex
 	tokens    map[string]*api.SessionOrder
@@ -85,6 +89,7 @@ type sessions struct {
 
 func newSessions(sup *supervisor, ex runtime.Execer, mungeSocket string, log *slog.Logger) *sessions {
 	return &sessions{sup: sup, exec: ex, munge: mungeSocket, log: log, wait: tokenWait,
+		logs:   lograte.New(lograte.DefaultBurst, lograte.DefaultWindow, nil),
 		tokens: map[string]*api.SessionOrder{}, used: map[string]time.Time{}, granted: make(chan struct{}),
 		live: map[string]map[*liveSession]bool{}, primary: map[string]bool{}, told: map[string]*runNotices{},
 		pending:   conns.NewPending("session connections without a token", maxPendingPerAddr, maxPending),
@@ -193,10 +198,10 @@ func (s *sessions) serve(ctx context.Context, l net.Listener) {
 		host := remoteHost(c.RemoteAddr())
 		slot, evicted, err := s.pending.Admit(host, func() { c.Close() })
 		if len(evicted) > 0 {
-			s.log.Warn("session port: closed the oldest connections that showed no token, to make room", "remote", c.RemoteAddr(), "closed_from", evicted)
+			s.logs.Warn(s.log, "session port: closed the oldest connections that showed no token, to make room", "remote", c.RemoteAddr(), "closed_from", evicted)
 		}
 		if err != nil {
-			s.log.Warn("session refused", "remote", c.RemoteAddr(), "why", err)
+			s.logs.Warn(s.log, "session refused", "remote", c.RemoteAddr(), "why", err)
 			go func() {
 				defer c.Close()
 				c.SetWriteDeadline(time.Now().Add(time.Second))
@@ -245,7 +250,7 @@ func (s *sessions) handleAuth(ctx context.Context, c net.Conn, slot *conns.Slot)
 	w := session.NewWriter(c)
 	refuse := func(format string, a ...any) {
 		msg := fmt.Sprintf(format, a...)
-		s.log.Warn("session refused", "remote", remote, "why", msg)
+		s.logs.Warn(s.log, "session refused", "remote", remote, "why", msg)
 		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		w.Text(session.TypeRefused, msg)
 	}

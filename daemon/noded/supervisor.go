@@ -74,6 +74,7 @@ type supervisor struct {
 	serial   *serial
 	starting *starting // start orders taken and not yet handled (starting.go)
 	health   *health
+	selfTest *selfTest   // the runtime self-test (selftest.go)
 	adopted  atomic.Bool // the node's containers are re-adopted (Run, watchHealth)
 	lease    *lease      // the job lease (lease.go, fence.go)
 	leaseMu  sync.Mutex  // one write of the lease file at a time
@@ -179,13 +180,16 @@ func (s *supervisor) start(o *api.StartOrder) {
 		if errors.Is(err, runtime.ErrRuntime) {
 			// runc itself fails here (no cgroup mount...): the node's
 			// fault; the controller requeues the job without counting
-			// it, and drains a node that keeps failing so.
+			// it, and drains a node that keeps failing so until a
+			// self-test passes.
+			s.selfTest.fail(spec.Image)
 			s.failNode(id, run, fmt.Sprintf("job %s: start: %v", id, err))
 			return
 		}
 		s.fail(id, run, fmt.Errorf("job %s: start: %w", id, err))
 		return
 	}
+	s.selfTest.works()
 	rec.Started = time.Now()
 	if err := s.store.save(&rec); err != nil {
 		log.Error("cannot record the start time; the walltime counts from just before the start", "err", err)
@@ -560,7 +564,7 @@ func (s *supervisor) adopt() error {
 		return fmt.Errorf("node %s: %w", s.node, err)
 	}
 	var adopted sync.WaitGroup
-	for _, t := range tasks {
+	for _, t := range withoutSelfTest(tasks) {
 		if t.Node != "" && t.Node != s.node {
 			continue
 		}
