@@ -157,6 +157,12 @@ func (c *Controller) remoteIdentity(ctx context.Context, credLine, reqLine []byt
 	cred, err := munge.Decode(ctx, c.cfg.Cluster.MungeSocket, cl.Munge)
 	id := Identity{UID: cred.UID, GID: cred.GID}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The controller is stopping (deposed, or a paused leader woken
+		// past its TTL): the check was cut short, not refused. Unavailable
+		// sends the client to the next leader; an internal error would end
+		// its qsub although nothing is wrong with the request.
+		return Identity{}, &api.Error{Code: api.CodeUnavailable, Message: "controller stopping: the credential was not checked"}
 	case errors.Is(err, munge.ErrReplayed):
 		return id, refuse("replayed MUNGE credential: each credential is good for one request")
 	case errors.Is(err, munge.ErrExpired):

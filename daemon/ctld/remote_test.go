@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os/exec"
 	"strconv"
@@ -213,5 +214,40 @@ func TestRemoteClientOneUserPerConnection(t *testing.T) {
 		if i == 1 && (resp.Error == nil || resp.Error.Code != api.CodeAuth || !strings.Contains(resp.Error.Message, "one user")) {
 			t.Fatalf("second uid on the connection: %+v", resp.Error)
 		}
+	}
+}
+
+// A controller that stops while it checks a remote credential (a paused
+// leader woken past its TTL finds requests waiting on its port) answers
+// CodeUnavailable, which sends the client to the next leader, not an
+// error that ends the command (e2e TestHAProduction saw "the controller
+// cannot reach its munged" from a qsub during a failover).
+func TestRemoteIdentityControllerStopping(t *testing.T) {
+	m := startMunged(t, "")
+	tc := newTestClusterWith(t, []string{"n1:8"}, twoShares, "client_listen = \""+freeAddr(t)+"\"\nmunge_socket = \""+m.Socket+"\"")
+	stat := line(t, api.Request{V: api.Version, Op: api.OpShares})
+	cred := line(t, api.Credential{V: api.Version, Munge: credentialAs(t, m.Socket, remoteUID, api.RequestPayload(stat), 300)})
+	live, cancelLive := context.WithCancel(context.Background())
+	defer cancelLive()
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		code string // "" = accepted
+	}{
+		{"stopping", stopped, api.CodeUnavailable},
+		{"serving", live, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, aerr := tc.ctl.remoteIdentity(tt.ctx, cred, stat)
+			switch {
+			case tt.code == "" && (aerr != nil || id.UID != remoteUID):
+				t.Fatalf("identity %+v, error %+v", id, aerr)
+			case tt.code != "" && (aerr == nil || aerr.Code != tt.code):
+				t.Fatalf("error %+v, want %s", aerr, tt.code)
+			}
+		})
 	}
 }
