@@ -83,3 +83,21 @@ func TestPostgresConformance(t *testing.T) {
 		},
 	})
 }
+
+// TestSQLiteMakesItsDirectory: the history's default place is spool_dir,
+// which a controller on an etcd spool never makes; opening the history
+// there makes it (0700), and the database is its owner's alone.
+func TestSQLiteMakesItsDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "spool", "sub")
+	s, err := acct.OpenSQLite(context.Background(), filepath.Join(dir, "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, filepath.Join(dir, "history.db"): 0o600} {
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v, %v; want mode %v", path, fi.Mode(), err, want)
+		}
+	}
+}

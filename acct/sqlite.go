@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -17,9 +18,14 @@ type SQLite struct {
 	path string
 }
 
-// OpenSQLite opens (creating it, mode 0600) the history database at path
-// and brings its schema up to date.
+// OpenSQLite opens (creating it, mode 0600, and its directory, 0700, when
+// missing) the history database at path and brings its schema up to date.
+// Its default place is spool_dir, which a controller whose spool is etcd
+// never makes itself.
 func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", path, err)
