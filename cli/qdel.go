@@ -75,14 +75,7 @@ func idsCommand(ctx context.Context, args []string, sys *Sys, name string, op ap
 			return usageError{err}
 		}
 		resp, err := call(c.Context, sys, api.Request{Op: op, IDs: ids, Force: force})
-		code, err := jobErrors(sys, name, resp, err, ids)
-		if err != nil {
-			return err
-		}
-		if code != ExitOK {
-			return exitStatus(code)
-		}
-		return nil
+		return jobsResult(sys, name, resp, err, ids)
 	}
 	return run(ctx, app, sys, args)
 }

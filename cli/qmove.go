@@ -46,14 +46,7 @@ Examples:
 			return err
 		}
 		resp, err := call(c.Context, sys, api.Request{Op: api.OpMove, IDs: ids, Share: operands[0]})
-		code, err := jobErrors(sys, "qmove", resp, err, ids)
-		if err != nil {
-			return err
-		}
-		if code != ExitOK {
-			return exitStatus(code)
-		}
-		return nil
+		return jobsResult(sys, "qmove", resp, err, ids)
 	}
 	return run(ctx, app, sys, args)
 }

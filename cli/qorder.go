@@ -34,14 +34,7 @@ Examples:
 			return usagef("give two jobs, not ranges of subjobs")
 		}
 		resp, err := call(c.Context, sys, api.Request{Op: api.OpOrder, IDs: ids})
-		code, err := jobErrors(sys, "qorder", resp, err, nil)
-		if err != nil {
-			return err
-		}
-		if code != ExitOK {
-			return exitStatus(code)
-		}
-		return nil
+		return jobsResult(sys, "qorder", resp, err, nil)
 	}
 	return run(ctx, app, sys, args)
 }

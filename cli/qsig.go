@@ -43,14 +43,7 @@ Examples:
 			return usageError{err}
 		}
 		resp, err := call(c.Context, sys, api.Request{Op: api.OpSignal, IDs: ids, Signal: s})
-		code, err := jobErrors(sys, "qsig", resp, err, ids)
-		if err != nil {
-			return err
-		}
-		if code != ExitOK {
-			return exitStatus(code)
-		}
-		return nil
+		return jobsResult(sys, "qsig", resp, err, ids)
 	}
 	return run(ctx, app, sys, args)
 }

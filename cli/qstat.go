@@ -431,6 +431,20 @@ func jobErrors(sys *Sys, name string, resp *api.Response, err error, ids []strin
 	return code, nil
 }
 
+// jobsResult is jobErrors as a command's result: nil when the request
+// succeeded for every job, else the error, or the exit status of the
+// first job's failure (each failure already printed as PBS words it).
+func jobsResult(sys *Sys, name string, resp *api.Response, err error, ids []string) error {
+	code, err := jobErrors(sys, name, resp, err, ids)
+	if err != nil {
+		return err
+	}
+	if code != ExitOK {
+		return exitStatus(code)
+	}
+	return nil
+}
+
 // pendingState says whether a job in state s waits to start (qstat -T).
 func pendingState(s api.State) bool {
 	return s == api.StateQueued || s == api.StateHeld || s == api.StateWaiting

@@ -200,7 +200,7 @@ Example:
 						}
 						id := c.Args().First()
 						resp, err := call(c.Context, sys, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: id, Priority: &p}})
-						return jobResult(sys, resp, err, []string{id})
+						return jobsResult(sys, "sharqctl", resp, err, []string{id})
 					},
 				},
 				{
@@ -290,18 +290,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// jobResult turns a job request's outcome into the command's error.
-func jobResult(sys *Sys, resp *api.Response, err error, ids []string) error {
-	code, err := jobErrors(sys, "sharqctl", resp, err, ids)
-	if err != nil {
-		return err
-	}
-	if code != ExitOK {
-		return exitStatus(code)
-	}
-	return nil
-}
-
 func jobsOp(c *ucli.Context, sys *Sys, op api.Op) error {
 	if c.NArg() == 0 {
 		return usagef("no job id given")
@@ -311,7 +299,7 @@ func jobsOp(c *ucli.Context, sys *Sys, op api.Op) error {
 		return usageError{err}
 	}
 	resp, err := call(c.Context, sys, api.Request{Op: op, IDs: ids})
-	return jobResult(sys, resp, err, ids)
+	return jobsResult(sys, "sharqctl", resp, err, ids)
 }
 
 func nodeOp(c *ucli.Context, sys *Sys, op api.Op) error {

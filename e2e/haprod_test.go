@@ -197,43 +197,10 @@ checkpoint_root = %q
 endpoints = [%s]
 session_ttl = %q
 timeout = "2s"
-
-[runtime]
-containerd_socket = %q
-namespace = %q
-client_bin_dir = %q
-
-[[partition]]
-name = "gpu"
-nodes = "n1,n2"
-default_image = %q
-max_walltime = "1h"
-
-[[node]]
-names = "n1"
-gpus = 8
-cpus = 4
-memory = "4gb"
-gpu_devices = [%s]
-extra_devices = []
-
-[[node]]
-names = "n2"
-gpus = 8
-cpus = 4
-memory = "4gb"
-gpu_devices = [%s]
-extra_devices = []
-
-[[share]]
-name = "a"
-partition = "gpu"
-gpus = 16
-users = ["*"]
 `, prodName, filepath.Join(dir, h, "spool"), filepath.Join(dir, h, "sharq.sock"), listen, ctl, quoteAll(nodeAddrs),
 			clientListen, quoteAll(servers), certs[h][0], certs[h][1], ca.File, p.munge[h].Socket,
-			filepath.Join(dir, "secret"), filepath.Join(dir, "ckpt"), quoteAll(endpoints), prodTTL.String(),
-			rt[0], rt[1], static, testenv.BusyboxRef, quoteAll(gpuDevs[:8]), quoteAll(gpuDevs[8:16]))
+			filepath.Join(dir, "secret"), filepath.Join(dir, "ckpt"), quoteAll(endpoints), prodTTL.String()) +
+			twoNodeTOML(rt[0], rt[1], static)
 		p.conf[h] = filepath.Join(dir, h+".toml")
 		must(t, os.WriteFile(p.conf[h], []byte(text), 0o644))
 	}

@@ -186,7 +186,15 @@ client_listen = %q
 munge_socket = %q
 secret_file = %q
 %scheckpoint_root = %q
+`, filepath.Join(c.dir, "spool"), sock, ctl, ctl, c.server, mungeSock, filepath.Join(c.dir, "secret"), c.timing,
+		filepath.Join(c.dir, "ckpt")) + twoNodeTOML(ctrSock, ns, clientBin)
+}
 
+// twoNodeTOML is the rest of a lab cluster's configuration after
+// [cluster]: the runtime, partition gpu with nodes n1 and n2 of 8 fake
+// GPUs each (gpuDevs), and one share "a" of all 16.
+func twoNodeTOML(ctrSock, ns, clientBin string) string {
+	return fmt.Sprintf(`
 [runtime]
 containerd_socket = %q
 namespace = %q
@@ -219,9 +227,7 @@ name = "a"
 partition = "gpu"
 gpus = 16
 users = ["*"]
-`, filepath.Join(c.dir, "spool"), sock, ctl, ctl, c.server, mungeSock, filepath.Join(c.dir, "secret"), c.timing,
-		filepath.Join(c.dir, "ckpt"), ctrSock, ns, clientBin, testenv.BusyboxRef,
-		quoteAll(gpuDevs[:8]), quoteAll(gpuDevs[8:16]))
+`, ctrSock, ns, clientBin, testenv.BusyboxRef, quoteAll(gpuDevs[:8]), quoteAll(gpuDevs[8:16]))
 }
 
 func (c *mhCluster) daemon(host, name string, args ...string) *exec.Cmd {
