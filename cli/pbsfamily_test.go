@@ -76,6 +76,7 @@ func TestPbsnodes(t *testing.T) {
 		contains []string
 		absent   []string
 		stderr   string
+		marks    []string // the drain and resume requests sent, "op node"
 	}{
 		{name: "all", args: []string{"-a"}, contains: []string{
 			"gpu01\n     Mom = gpu01\n     ntype = PBS\n     state = free\n",
@@ -92,9 +93,12 @@ func TestPbsnodes(t *testing.T) {
 		{name: "down or offline", args: []string{"-l"}, contains: []string{
 			"gpu02                offline \n", "gpu03                down NVML reports 7 GPUs, config says 8; no heartbeat for 2m\n"}, absent: []string{"gpu01"}},
 		{name: "dsv", args: []string{"-a", "-F", "dsv"}, contains: []string{"Name=gpu01|Mom=gpu01|ntype=PBS|state=free|"}},
-		{name: "offline", args: []string{"-o", "gpu01"}},
-		{name: "offline unknown", args: []string{"-o", "gpu09"}, code: ExitFailure, stderr: "pbsnodes: Error marking node gpu09 - unknown node gpu09\n"},
-		{name: "reset", args: []string{"-r", "gpu01"}},
+		{name: "offline", args: []string{"-o", "gpu01"}, marks: []string{"drain gpu01"}},
+		{name: "offline unknown", args: []string{"-o", "gpu09"}, code: ExitFailure, stderr: "pbsnodes: Error marking node gpu09 - unknown node gpu09\n", marks: []string{"drain gpu09"}},
+		{name: "reset", args: []string{"-r", "gpu01"}, marks: []string{"resume gpu01"}},
+		{name: "clear", args: []string{"-c", "gpu01"}, marks: []string{"resume gpu01"}},
+		{name: "clear needs a node", args: []string{"-c"}, code: ExitUsage, stderr: "name nodes"},
+		{name: "clear and offline", args: []string{"-c", "-o", "gpu01"}, code: ExitUsage, stderr: "go one at a time"},
 		{name: "nothing named", code: ExitUsage, stderr: "name nodes, or -a for all of them"},
 		{name: "a and l", args: []string{"-al"}, code: ExitUsage, stderr: "go one at a time"},
 		{name: "bad format", args: []string{"-a", "-F", "xml"}, code: ExitUsage, stderr: "the formats are json and dsv"},
@@ -116,6 +120,15 @@ func TestPbsnodes(t *testing.T) {
 				if strings.Contains(ts.out.String(), s) {
 					t.Errorf("output has %q:\n%s", s, ts.out)
 				}
+			}
+			var marks []string
+			for _, r := range ts.rec.reqs {
+				if r.Op == api.OpDrain || r.Op == api.OpResume {
+					marks = append(marks, string(r.Op)+" "+r.Node)
+				}
+			}
+			if !slices.Equal(marks, tt.marks) {
+				t.Errorf("requests %q, want %q", marks, tt.marks)
 			}
 		})
 	}

@@ -22,23 +22,28 @@ const ExitUnknownNode = 214
 
 // Pbsnodes shows nodes as PBS's pbsnodes does (pbsnodes -a[v] [-F json|dsv],
 // pbsnodes NODE..., pbsnodes -l) and, for admins, takes them out of service
-// and back (pbsnodes -o NODE..., pbsnodes -r NODE...).
+// and back (pbsnodes -o NODE..., pbsnodes -r|-c NODE...).
 func Pbsnodes(ctx context.Context, args []string, sys *Sys) int {
 	var (
-		all, vnodes, list, offline, reset bool
-		format, delim                     string
+		all, vnodes, list, offline, reset, clear bool
+		format, delim                            string
 	)
 	app := newApp(sys, "pbsnodes", "show nodes; take them out of service and back",
 		"pbsnodes -a[v] [-F json|dsv [-D DELIM]]\n"+
 			"pbsnodes [-v] [-F json|dsv] NODE...\n"+
 			"pbsnodes -l\n"+
 			"pbsnodes -o NODE...    (admins: drain, as sharqctl node drain)\n"+
-			"pbsnodes -r NODE...    (admins: back in service, as sharqctl node resume)",
+			"pbsnodes -r NODE...    (admins: back in service, as sharqctl node resume)\n"+
+			"pbsnodes -c NODE...    (admins: the same as -r)",
 		`Shows each node with PBS's attribute names: state (free, job-busy, offline,
 down), pcpus, jobs, resources_available.* and resources_assigned.* (ngpus, ncpus,
 mem), and sharq's own: partition, the GPU indices in use (gpus_in_use) and the
 node's problems as its comment. -l lists the nodes that are down or offline. A
 sharq node is one vnode, so -v shows the same as without it.
+
+-c clears offline as -r does. OpenPBS's -c also clears down; a sharq node is
+down only while the controller does not hear from it, which no command can
+clear: it is up again once it talks (sharqctl show nodes says why it is down).
 
 Examples:
    pbsnodes -a
@@ -53,19 +58,20 @@ Examples:
 		&ucli.StringFlag{Name: "D", Usage: "with -F dsv, the `DELIMITER` between attributes (default |)", Destination: &delim},
 		&ucli.BoolFlag{Name: "o", Usage: "admins: mark the nodes offline (drain: running jobs go on, no new ones start)", Destination: &offline, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "r", Usage: "admins: clear offline (resume)", Destination: &reset, DisableDefaultText: true},
+		&ucli.BoolFlag{Name: "c", Usage: "admins: clear offline, as -r (a down node is up again once it talks to the controller)", Destination: &clear, DisableDefaultText: true},
 	}
 	app.Action = func(c *ucli.Context) error {
 		names := c.Args().Slice()
 		format = strings.ToLower(format)
 		modes := 0
-		for _, m := range []bool{all, list, offline, reset} {
+		for _, m := range []bool{all, list, offline, reset, clear} {
 			if m {
 				modes++
 			}
 		}
 		switch {
 		case modes > 1:
-			return usagef("-a, -l, -o and -r go one at a time")
+			return usagef("-a, -l, -o, -r and -c go one at a time")
 		case format != formatText && format != formatJSON && format != formatDSV:
 			return usagef("-F %s: the formats are json and dsv", format)
 		case delim != "" && format != formatDSV:
@@ -74,12 +80,12 @@ Examples:
 			return usagef("-a and -l take no node names")
 		case !all && !list && len(names) == 0:
 			return usagef("name nodes, or -a for all of them")
-		case (offline || reset) && format != formatText:
+		case (offline || reset || clear) && format != formatText:
 			return usagef("-F goes with showing nodes")
 		}
-		if offline || reset {
+		if offline || reset || clear {
 			op := api.OpDrain
-			if reset {
+			if reset || clear {
 				op = api.OpResume
 			}
 			return pbsnodesMark(c.Context, sys, op, names)

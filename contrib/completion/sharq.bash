@@ -147,7 +147,7 @@ _sharq_pbsnodes() {
         -D) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-a -v -l -F -D -o -r --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-a -v -l -F -D -o -r -c --help" -- "$cur"))
         return
     fi
     COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur"))
