@@ -404,9 +404,11 @@ func replayBatchspawner(r *clientRun) {
 	r.until("batchspawner "+delID, "stopped", view(delID))
 }
 
-// replayCromwell: Cromwell 8x, the shared-file-system (Config) backend
-// configured for PBS as cromwell.example.backends/TORQUE.conf does, with
-// its memory a Float runtime attribute (mem=2.0gb).
+// replayCromwell: Cromwell's shared-file-system (Config) backend set up
+// for PBS as its example cromwell.example.backends/TORQUE.conf
+// (broadinstitute/cromwell) is, with the memory a Float runtime attribute
+// in GB (-l mem=${memory_gb}gb, so mem=2.0gb) and PBS's -l walltime and -q
+// in place of Torque's nodes=1:ppn and -d.
 func replayCromwell(r *clientRun) {
 	// submit = "qsub -N ${job_name} ... -o ${out} -e ${err} ${script}",
 	// run in the call's execution directory; job-id-regex = "(\\d+)" (the
@@ -466,10 +468,10 @@ func replayDask(r *clientRun) {
 	// dask_jobqueue/pbs.py PBSJob header: #PBS -N dask-worker, -q, -l
 	// select=1:ncpus=CORES:mem=pbs_format_bytes_ceil(memory) (1e9 bytes:
 	// 954MB), -l walltime, then job_extra_directives; core.py's template
-	// starts with #!/usr/bin/env bash. submit_command "qsub" SCRIPT;
-	// job_id_regexp r"(?P<job_id>\d+)", re.search over stdout;
-	// cancel_command "qdel" JOB_ID. dask does not poll PBS: the cluster's
-	// own qstat shows the job's life.
+	// starts with #!/usr/bin/env bash. core.py Job._submit_job runs
+	// submit_command "qsub" SCRIPT; job_id_regexp r"(?P<job_id>\d+)",
+	// re.search over stdout; _close_job runs cancel_command "qdel" JOB_ID.
+	// dask does not poll PBS: the cluster's own qstat shows the job's life.
 	idRE := regexp.MustCompile(`(?P<job_id>\d+)`)
 	submit := func(name, extra, body string) string {
 		var h strings.Builder
@@ -521,18 +523,25 @@ else
 	echo running
 fi
 `)
-	// snakemake/executors/__init__.py GenericClusterExecutor.run: the
-	// --cluster command with the job script appended ('{submitcmd}
-	// "{jobscript}"', shell=True); the job id is the first line of its
-	// output. _wait_for_jobs: '{statuscmd} {jobid}' must print success,
-	// failed or running. --cluster-cancel: CANCELCMD JOBID....
+	// snakemake/executors/__init__.py (Debian's 7.21) GenericClusterExecutor:
+	// run submits '{submitcmd} "{jobscript}"' (shell=True), the job id the
+	// first line of its output; _wait_for_jobs runs "{statuscmd} '{jobid}'",
+	// whose output, stripped and split into lines, must be one line, one of
+	// running, success, failed (else WorkflowError); cancel runs
+	// [cancelcmd] + ids (no shell).
 	submit := func(name, cluster, body string) string {
 		p := r.file("snakejob."+name+".sh", "#!/bin/sh\n# properties = {\"type\": \"single\", \"rule\": \""+name+"\"}\n"+body)
 		out := r.ok(r.dir, fmt.Sprintf("%s %q", cluster, p))
 		return strings.Split(out, "\n")[0]
 	}
 	view := func(id string) func() string {
-		return func() string { return strings.TrimSpace(r.ok(r.dir, fmt.Sprintf("%s '%s'", status, id))) }
+		return func() string {
+			ret := strings.Split(strings.TrimSpace(r.ok(r.dir, fmt.Sprintf("%s '%s'", status, id))), "\n")
+			if len(ret) != 1 || (ret[0] != "running" && ret[0] != "success" && ret[0] != "failed") {
+				r.t.Fatalf("Snakemake: cluster status command returned %q but just a single line with one of running,success,failed is expected", ret)
+			}
+			return ret[0]
+		}
 	}
 	okID := submit("ok", "qsub -q a -h", waitBody(r.dir, "smk-ok"))
 	r.until("Snakemake "+okID, "running", view(okID))
