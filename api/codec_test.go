@@ -212,6 +212,8 @@ func TestEncodeRequest(t *testing.T) {
 		{"alter", Request{V: Version, Op: OpAlter, IDs: []string{"1.lab"}, Alter: &AlterSpec{Priority: &prio, NotBefore: &at}}},
 		{"report", Request{V: Version, Op: OpReport, Report: &ReportSpec{}}},
 		{"session", Request{V: Version, Op: OpSession, IDs: []string{"1.lab"}, Session: &SessionSpec{}, Force: true, Node: "n1"}},
+		{"comment", Request{V: Version, Op: OpDrain, Node: "n1", Comment: &[]string{"fan \"<replaced>\""}[0]}},
+		{"empty comment", Request{V: Version, Op: OpComment, Node: "n1", Comment: new(string)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

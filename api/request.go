@@ -31,7 +31,12 @@ const (
 	OpRerun       Op = "rerun"       // qrerun: IDs
 	OpMove        Op = "move"        // qmove: IDs, Share
 	OpOrder       Op = "order"       // qorder: IDs (two)
+	OpComment     Op = "comment"     // admin; Node, Comment (pbsnodes -C)
 )
+
+// MaxNodeComment bounds an admin's comment on a node (pbsnodes -C), in
+// bytes.
+const MaxNodeComment = 256
 
 // Request is one client request. The caller's identity is not in it: the
 // controller takes it from the socket (SO_PEERCRED).
@@ -52,6 +57,9 @@ type Request struct {
 	Signal Signal `json:"signal,omitempty"`
 	// Share is OpMove's destination share (qmove).
 	Share string `json:"share,omitempty"`
+	// Comment is the admin's comment on Node (pbsnodes -C): OpComment's,
+	// and OpDrain's or OpResume's when not nil; "" removes it.
+	Comment *string `json:"comment,omitempty"`
 }
 
 // SubmitSpec is a new job as qsub sends it.
@@ -233,6 +241,7 @@ type NodeStatus struct {
 	UsedGPUs  []int      `json:"used_gpus,omitempty"`
 	Inventory *Inventory `json:"inventory,omitempty"`
 	Problems  []string   `json:"problems,omitempty"` // e.g. NVML disagrees with the config
+	Comment   string     `json:"comment,omitempty"`  // an admin's (pbsnodes -C)
 	LastSeen  time.Time  `json:"last_seen,omitzero"`
 }
 

@@ -24,6 +24,7 @@ type requestWire struct {
 	Session json.RawMessage `json:"session,omitempty"`
 	Signal  Signal          `json:"signal,omitempty"`
 	Share   string          `json:"share,omitempty"`
+	Comment *string         `json:"comment,omitempty"`
 }
 
 // EncodeRequest writes req as one line, as Encode does.
@@ -32,7 +33,7 @@ func EncodeRequest(w io.Writer, req *Request) error {
 		_, err := w.Write(line)
 		return err
 	}
-	wire := requestWire{V: req.V, Op: req.Op, IDs: req.IDs, Node: req.Node, Force: req.Force, Signal: req.Signal, Share: req.Share}
+	wire := requestWire{V: req.V, Op: req.Op, IDs: req.IDs, Node: req.Node, Force: req.Force, Signal: req.Signal, Share: req.Share, Comment: req.Comment}
 	var err error
 	raw := func(v any, isNil bool) json.RawMessage {
 		if isNil || err != nil {

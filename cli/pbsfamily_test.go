@@ -19,7 +19,7 @@ func familyController(t *testing.T, ts *testSys) {
 		switch req.Op {
 		case api.OpNodes:
 			return &api.Response{V: 1, Nodes: sampleNodes()}, nil
-		case api.OpDrain, api.OpResume:
+		case api.OpDrain, api.OpResume, api.OpComment:
 			if req.Node != "gpu01" {
 				return refuse(&api.Response{Error: &api.Error{Code: api.CodeBadRequest, Message: "unknown node " + req.Node}})
 			}
@@ -76,6 +76,7 @@ func TestPbsnodes(t *testing.T) {
 		contains []string
 		absent   []string
 		stderr   string
+		marks    []string // the drain and resume requests sent, "op node"
 	}{
 		{name: "all", args: []string{"-a"}, contains: []string{
 			"gpu01\n     Mom = gpu01\n     ntype = PBS\n     state = free\n",
@@ -92,9 +93,17 @@ func TestPbsnodes(t *testing.T) {
 		{name: "down or offline", args: []string{"-l"}, contains: []string{
 			"gpu02                offline \n", "gpu03                down NVML reports 7 GPUs, config says 8; no heartbeat for 2m\n"}, absent: []string{"gpu01"}},
 		{name: "dsv", args: []string{"-a", "-F", "dsv"}, contains: []string{"Name=gpu01|Mom=gpu01|ntype=PBS|state=free|"}},
-		{name: "offline", args: []string{"-o", "gpu01"}},
-		{name: "offline unknown", args: []string{"-o", "gpu09"}, code: ExitFailure, stderr: "pbsnodes: Error marking node gpu09 - unknown node gpu09\n"},
-		{name: "reset", args: []string{"-r", "gpu01"}},
+		{name: "offline", args: []string{"-o", "gpu01"}, marks: []string{"drain gpu01"}},
+		{name: "offline unknown", args: []string{"-o", "gpu09"}, code: ExitFailure, stderr: "pbsnodes: Error marking node gpu09 - unknown node gpu09\n", marks: []string{"drain gpu09"}},
+		{name: "reset", args: []string{"-r", "gpu01"}, marks: []string{"resume gpu01"}},
+		{name: "clear", args: []string{"-c", "gpu01"}, marks: []string{"resume gpu01"}},
+		{name: "comment", args: []string{"-C", "fan replaced", "gpu01"}, marks: []string{"comment gpu01 fan replaced"}},
+		{name: "offline with a comment", args: []string{"-o", "-C", "DIMM errors", "gpu01"}, marks: []string{"drain gpu01 DIMM errors"}},
+		{name: "clear and remove the comment", args: []string{"-c", "-C", "", "gpu01"}, marks: []string{"resume gpu01 "}},
+		{name: "comment needs a node", args: []string{"-C", "x"}, code: ExitUsage, stderr: "name nodes"},
+		{name: "comment with -a", args: []string{"-a", "-C", "x"}, code: ExitUsage, stderr: "-C goes with node names"},
+		{name: "clear needs a node", args: []string{"-c"}, code: ExitUsage, stderr: "name nodes"},
+		{name: "clear and offline", args: []string{"-c", "-o", "gpu01"}, code: ExitUsage, stderr: "go one at a time"},
 		{name: "nothing named", code: ExitUsage, stderr: "name nodes, or -a for all of them"},
 		{name: "a and l", args: []string{"-al"}, code: ExitUsage, stderr: "go one at a time"},
 		{name: "bad format", args: []string{"-a", "-F", "xml"}, code: ExitUsage, stderr: "the formats are json and dsv"},
@@ -116,6 +125,19 @@ func TestPbsnodes(t *testing.T) {
 				if strings.Contains(ts.out.String(), s) {
 					t.Errorf("output has %q:\n%s", s, ts.out)
 				}
+			}
+			var marks []string
+			for _, r := range ts.rec.reqs {
+				if r.Op == api.OpDrain || r.Op == api.OpResume || r.Op == api.OpComment {
+					m := string(r.Op) + " " + r.Node
+					if r.Comment != nil {
+						m += " " + *r.Comment
+					}
+					marks = append(marks, m)
+				}
+			}
+			if !slices.Equal(marks, tt.marks) {
+				t.Errorf("requests %q, want %q", marks, tt.marks)
 			}
 		})
 	}
@@ -158,6 +180,52 @@ func TestPbsNodeState(t *testing.T) {
 	for _, tt := range tests {
 		if got := pbsNodeState(tt.n); got != tt.want {
 			t.Errorf("pbsNodeState(%+v) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestPbsnodesShowsComment: an admin's comment comes first in PBS's
+// comment attribute, before the node's problems, in -a, -l and -F json.
+func TestPbsnodesShowsComment(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-a"}, "     comment = fan replaced; NVML reports 7 GPUs, config says 8; no heartbeat for 2m\n"},
+		{[]string{"-l"}, "gpu03                down fan replaced; NVML reports 7 GPUs, config says 8; no heartbeat for 2m\n"},
+		{[]string{"-l"}, "gpu02                offline DIMM errors\n"},
+		{[]string{"-F", "json", "gpu02"}, "DIMM errors"},
+	} {
+		ts := newTestSys(t)
+		familyController(t, ts)
+		reply := ts.rec.reply
+		ts.rec.reply = func(req api.Request) (*api.Response, error) {
+			if req.Op != api.OpNodes {
+				return reply(req)
+			}
+			nodes := sampleNodes()
+			for i := range nodes {
+				switch nodes[i].Name {
+				case "gpu02":
+					nodes[i].Comment = "DIMM errors"
+				case "gpu03":
+					nodes[i].Comment = "fan replaced"
+				}
+			}
+			return &api.Response{V: 1, Nodes: nodes}, nil
+		}
+		if code := Pbsnodes(context.Background(), append([]string{"pbsnodes"}, tt.args...), ts.Sys); code != 0 {
+			t.Fatalf("pbsnodes %v: exit %d %s", tt.args, code, ts.err)
+		}
+		if tt.args[0] == "-F" {
+			var doc struct {
+				Nodes map[string]map[string]any `json:"nodes"`
+			}
+			if err := json.Unmarshal(ts.out.Bytes(), &doc); err != nil || doc.Nodes["gpu02"]["comment"] != tt.want {
+				t.Errorf("pbsnodes %v: %v, comment %v, want %q", tt.args, err, doc.Nodes["gpu02"]["comment"], tt.want)
+			}
+		} else if !strings.Contains(ts.out.String(), tt.want) {
+			t.Errorf("pbsnodes %v lacks %q:\n%s", tt.args, tt.want, ts.out)
 		}
 	}
 }

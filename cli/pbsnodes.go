@@ -22,23 +22,33 @@ const ExitUnknownNode = 214
 
 // Pbsnodes shows nodes as PBS's pbsnodes does (pbsnodes -a[v] [-F json|dsv],
 // pbsnodes NODE..., pbsnodes -l) and, for admins, takes them out of service
-// and back (pbsnodes -o NODE..., pbsnodes -r NODE...).
+// and back (pbsnodes -o NODE..., pbsnodes -r|-c NODE...), with a comment
+// (-C).
 func Pbsnodes(ctx context.Context, args []string, sys *Sys) int {
 	var (
-		all, vnodes, list, offline, reset bool
-		format, delim                     string
+		all, vnodes, list, offline, reset, clear bool
+		format, delim                            string
+		comment                                  string
+		commented                                bool
 	)
 	app := newApp(sys, "pbsnodes", "show nodes; take them out of service and back",
 		"pbsnodes -a[v] [-F json|dsv [-D DELIM]]\n"+
 			"pbsnodes [-v] [-F json|dsv] NODE...\n"+
 			"pbsnodes -l\n"+
 			"pbsnodes -o NODE...    (admins: drain, as sharqctl node drain)\n"+
-			"pbsnodes -r NODE...    (admins: back in service, as sharqctl node resume)",
+			"pbsnodes -r NODE...    (admins: back in service, as sharqctl node resume)\n"+
+			"pbsnodes -c NODE...    (admins: the same as -r)\n"+
+			"pbsnodes [-o|-r|-c] -C COMMENT NODE...    (admins: the nodes' comment; \"\" removes it)",
 		`Shows each node with PBS's attribute names: state (free, job-busy, offline,
 down), pcpus, jobs, resources_available.* and resources_assigned.* (ngpus, ncpus,
 mem), and sharq's own: partition, the GPU indices in use (gpus_in_use) and the
-node's problems as its comment. -l lists the nodes that are down or offline. A
-sharq node is one vnode, so -v shows the same as without it.
+node's problems, after an admin's own comment (-C), as its comment. -l lists
+the nodes that are down or offline. A sharq node is one vnode, so -v shows the
+same as without it.
+
+-c clears offline as -r does. OpenPBS's -c also clears down; a sharq node is
+down only while the controller does not hear from it, which no command can
+clear: it is up again once it talks (sharqctl show nodes says why it is down).
 
 Examples:
    pbsnodes -a
@@ -53,36 +63,50 @@ Examples:
 		&ucli.StringFlag{Name: "D", Usage: "with -F dsv, the `DELIMITER` between attributes (default |)", Destination: &delim},
 		&ucli.BoolFlag{Name: "o", Usage: "admins: mark the nodes offline (drain: running jobs go on, no new ones start)", Destination: &offline, DisableDefaultText: true},
 		&ucli.BoolFlag{Name: "r", Usage: "admins: clear offline (resume)", Destination: &reset, DisableDefaultText: true},
+		&ucli.GenericFlag{Name: "C", Usage: "admins: set the nodes' `COMMENT` (alone or with -o, -r, -c; \"\" removes it)", Value: funcValue(func(v string) error {
+			comment, commented = v, true
+			return nil
+		})},
+		&ucli.BoolFlag{Name: "c", Usage: "admins: clear offline, as -r (a down node is up again once it talks to the controller)", Destination: &clear, DisableDefaultText: true},
 	}
 	app.Action = func(c *ucli.Context) error {
 		names := c.Args().Slice()
 		format = strings.ToLower(format)
 		modes := 0
-		for _, m := range []bool{all, list, offline, reset} {
+		for _, m := range []bool{all, list, offline, reset, clear} {
 			if m {
 				modes++
 			}
 		}
 		switch {
 		case modes > 1:
-			return usagef("-a, -l, -o and -r go one at a time")
+			return usagef("-a, -l, -o, -r and -c go one at a time")
 		case format != formatText && format != formatJSON && format != formatDSV:
 			return usagef("-F %s: the formats are json and dsv", format)
 		case delim != "" && format != formatDSV:
 			return usagef("-D goes with -F dsv")
 		case list && len(names) > 0, all && len(names) > 0:
 			return usagef("-a and -l take no node names")
+		case commented && (all || list || format != formatText):
+			return usagef("-C goes with node names, alone or with -o, -r or -c")
 		case !all && !list && len(names) == 0:
 			return usagef("name nodes, or -a for all of them")
-		case (offline || reset) && format != formatText:
+		case (offline || reset || clear) && format != formatText:
 			return usagef("-F goes with showing nodes")
 		}
-		if offline || reset {
-			op := api.OpDrain
-			if reset {
+		if offline || reset || clear || commented {
+			op := api.OpComment
+			switch {
+			case offline:
+				op = api.OpDrain
+			case reset || clear:
 				op = api.OpResume
 			}
-			return pbsnodesMark(c.Context, sys, op, names)
+			var text *string
+			if commented {
+				text = &comment
+			}
+			return pbsnodesMark(c.Context, sys, op, text, names)
 		}
 		resp, err := call(c.Context, sys, api.Request{Op: api.OpNodes})
 		if err != nil {
@@ -94,7 +118,7 @@ Examples:
 			var b strings.Builder
 			for _, n := range nodes {
 				if st := pbsNodeState(n); st == "down" || st == "offline" {
-					fmt.Fprintf(&b, "%-20s %s %s\n", printable(n.Name), st, printable(strings.Join(n.Problems, "; ")))
+					fmt.Fprintf(&b, "%-20s %s %s\n", printable(n.Name), st, printable(nodeComment(n)))
 				}
 			}
 			_, err := io.WriteString(sys.Stdout, b.String())
@@ -135,11 +159,12 @@ Examples:
 	return run(ctx, app, sys, args)
 }
 
-// pbsnodesMark drains (-o) or resumes (-r) nodes, one request each.
-func pbsnodesMark(ctx context.Context, sys *Sys, op api.Op, names []string) error {
+// pbsnodesMark drains (-o), resumes (-r, -c) or comments on (-C) nodes,
+// one request each; comment, when not nil, goes with each.
+func pbsnodesMark(ctx context.Context, sys *Sys, op api.Op, comment *string, names []string) error {
 	code := ExitOK
 	for _, n := range names {
-		if _, err := call(ctx, sys, api.Request{Op: op, Node: n}); err != nil {
+		if _, err := call(ctx, sys, api.Request{Op: op, Node: n, Comment: comment}); err != nil {
 			var ae *api.Error
 			if !errors.As(err, &ae) {
 				return err
@@ -224,8 +249,8 @@ func pbsNodeAttrs(n api.NodeStatus, jobs []string) []pbsAttr {
 		pbsAttr{name: "resv_enable", value: "True"},
 		pbsAttr{name: "sharing", value: "default_shared"},
 	)
-	if len(n.Problems) > 0 {
-		out = append(out, pbsAttr{name: "comment", value: strings.Join(n.Problems, "; ")})
+	if cm := nodeComment(n); cm != "" {
+		out = append(out, pbsAttr{name: "comment", value: cm})
 	}
 	// sharq's own.
 	out = append(out, pbsAttr{name: "partition", value: n.Partition})
@@ -279,4 +304,14 @@ func writeNodesJSON(w io.Writer, nodes []api.NodeStatus, jobs map[string][]strin
 		objs[i] = pbsJSONObject{name: n.Name, attrs: pbsNodeAttrs(n, jobs[n.Name])}
 	}
 	return writePBSJSON(w, "nodes", server, objs, sys)
+}
+
+// nodeComment is PBS's comment attribute of a node: the admin's comment,
+// then the node's problems.
+func nodeComment(n api.NodeStatus) string {
+	parts := n.Problems
+	if n.Comment != "" {
+		parts = append([]string{n.Comment}, parts...)
+	}
+	return strings.Join(parts, "; ")
 }

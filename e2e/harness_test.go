@@ -104,6 +104,9 @@ type spec struct {
 	grace  string
 	extra  string // appended to [cluster]
 	part   string // appended to the [[partition]] block
+	// image is the partition's default_image (default: the test
+	// busybox image); "host" needs host_image = true in part.
+	image string
 	// nodeKeys are more keys of one node's [[node]] block, by node name.
 	nodeKeys map[string]string
 	// tcp gives the cluster a munged and a TCP client port
@@ -180,6 +183,9 @@ func must(t testing.TB, err error) {
 // behind a container being made), so 4 s requeued a job that ran on (no
 // test waits for a silent node to be marked down).
 func (c *cluster) toml(s spec) string {
+	if s.image == "" {
+		s.image = c.image
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, `[cluster]
 name = "e2e"
@@ -204,7 +210,7 @@ preempt_grace = %q
 max_walltime = "1h"
 %s
 `, filepath.Join(c.dir, "spool"), c.sock, c.addr, c.addr, filepath.Join(c.dir, "secret"), filepath.Join(c.dir, "ckpt"), s.extra,
-		ctrSock, c.ns, strings.Join(s.nodes, ","), c.image, s.grace, s.part)
+		ctrSock, c.ns, strings.Join(s.nodes, ","), s.image, s.grace, s.part)
 	for i, n := range s.nodes {
 		devs := gpuDevs[(i%2)*8 : (i%2)*8+8]
 		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = 8\ncpus = 4\nmemory = \"4gb\"\ngpu_devices = [%s]\nextra_devices = []\n%s\n",

@@ -144,10 +144,10 @@ _sharq_pbsnodes() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     case $prev in
         -F) COMPREPLY=($(compgen -W "json dsv" -- "$cur")); return ;;
-        -D) return ;;
+        -D|-C) return ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "-a -v -l -F -D -o -r --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "-a -v -l -F -D -o -r -c -C --help" -- "$cur"))
         return
     fi
     COMPREPLY=($(compgen -W "$(_sharq_nodes)" -- "$cur"))

@@ -32,6 +32,8 @@ type node struct {
 	// drained is an admin's drain. The core's drain is either (syncDrain).
 	unhealthy string
 	drained   bool
+	// comment is an admin's note on the node (pbsnodes -C).
+	comment string
 	// deadline (after a restart): a node not heard from by then is silent.
 	deadline time.Time
 	// silent: marked down at node_timeout (drained in the core) while its
@@ -584,7 +586,7 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 			st.State = "up"
 		}
 		if n := c.nodes[ni.Name]; n != nil {
-			st.Inventory, st.Problems, st.LastSeen = n.inventory, n.problems, n.lastSeen
+			st.Inventory, st.Problems, st.LastSeen, st.Comment = n.inventory, n.problems, n.lastSeen, n.comment
 			switch {
 			case n.silent:
 				st.State = "down"

@@ -52,7 +52,9 @@ func (c *Controller) handle(ctx context.Context, id Identity, req *api.Request) 
 	case api.OpConfig:
 		fn = func() { resp.Text = c.cfgText }
 	case api.OpDrain, api.OpResume:
-		fn = func() { resp.Error = c.drain(id, req.Node, req.Op == api.OpDrain) }
+		fn = func() { resp.Error = c.drain(id, req.Node, req.Op == api.OpDrain, req.Comment) }
+	case api.OpComment:
+		fn = func() { resp.Error = c.commentNode(id, req.Node, req.Comment) }
 	case api.OpControllers:
 		return c.controllers(ctx)
 	case api.OpReconfigure:
@@ -537,13 +539,22 @@ func (c *Controller) shareStatus() []api.ShareStatus {
 	return out
 }
 
-// drain marks a node drained or resumes it (admins only).
-func (c *Controller) drain(id Identity, name string, drain bool) *api.Error {
+// drain marks a node drained or resumes it (admins only), with the
+// admin's comment on it where comment is not nil.
+func (c *Controller) drain(id Identity, name string, drain bool, comment *string) *api.Error {
 	if !c.auth.isAdmin(id) {
 		return &api.Error{Code: api.CodePermission, Message: "only admins may drain or resume nodes"}
 	}
 	if c.cfg.Node(name) == nil {
 		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("no node %q", name)}
+	}
+	if comment != nil {
+		if err := checkNodeComment(*comment); err != nil {
+			return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("node %s: %v", name, err)}
+		}
+		if e := c.setNodeComment(name, *comment); e != nil {
+			return e
+		}
 	}
 	n := c.node(name)
 	was, faults, failing := n.drained, n.faults, n.runtimeFail

@@ -71,6 +71,9 @@ func (c *Controller) restore(ctx context.Context) error {
 	if err := c.restoreUsage(ctx); err != nil {
 		return fmt.Errorf("restore fair share usage: %w", err)
 	}
+	if err := c.restoreComments(ctx); err != nil {
+		return fmt.Errorf("restore node comments: %w", err)
+	}
 	return c.restoreDrained(ctx)
 }
 
