@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // Config is a loaded and validated cluster configuration. Every optional
@@ -114,13 +114,13 @@ type Partition struct {
 	// MaxWalltime (0: such jobs run without limit and never let a
 	// reservation be computed across their GPUs).
 	DefaultWalltime   time.Duration
-	PreemptionRetries int // sched.Unlimited (-1) = no limit
+	PreemptionRetries int // policy.Unlimited (-1) = no limit
 	// NodeFailureRetries limits requeues after losing a node, apart from
-	// preemptions; sched.Unlimited (-1, the default) = no limit.
+	// preemptions; policy.Unlimited (-1, the default) = no limit.
 	NodeFailureRetries int
 	// StartFailureRetries limits requeues after a start that failed
 	// through the job's fault (bad image, unusable directory);
-	// DefaultStartFailureRetries unless set, sched.Unlimited = no limit.
+	// DefaultStartFailureRetries unless set, policy.Unlimited = no limit.
 	StartFailureRetries int
 	// Confinement of the partition's jobs on the nodes (see SECURITY.md).
 	PidsLimit           int64   // most processes and threads per job and node; 0 = no limit
@@ -176,8 +176,8 @@ type Share struct {
 	Name              string
 	Partition         string
 	GPUs              int // the guaranteed quota
-	Strategy          sched.Strategy
-	BorrowLimit       int // percent of GPUs; sched.Unlimited (-1) = no limit
+	Strategy          policy.Strategy
+	BorrowLimit       int // percent of GPUs; policy.Unlimited (-1) = no limit
 	InSharePreemption bool
 	Users             []string // user names, "@group" or "*"
 	Enabled           bool     // false: new jobs are refused, running ones finish
@@ -310,45 +310,6 @@ func (c *Config) PartitionGPUs(partition string) int {
 		}
 	}
 	return n
-}
-
-// Sched converts the configuration for the scheduling core.
-func (c *Config) Sched() sched.Config {
-	sc := sched.Config{
-		Partitions: make([]sched.Partition, len(c.Partitions)),
-		Nodes:      make([]sched.Node, len(c.Nodes)),
-		Shares:     make([]sched.Share, len(c.Shares)),
-
-		FairShare:     c.Scheduler.FairShare,
-		UsageHalfLife: c.Scheduler.UsageHalfLife,
-		Backfill:      c.Scheduler.Backfill,
-
-		FairPreemption:      c.Scheduler.FairPreemption,
-		FairPreemptionAfter: c.Scheduler.FairPreemptionAfter,
-	}
-	for i, p := range c.Partitions {
-		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
-			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime}
-	}
-	for i, n := range c.Nodes {
-		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}
-	}
-	for i, s := range c.Shares {
-		sc.Shares[i] = sched.Share{
-			Name:              s.Name,
-			Partition:         s.Partition,
-			GPUs:              s.GPUs,
-			Strategy:          s.Strategy,
-			BorrowLimit:       s.BorrowLimit,
-			InSharePreemption: s.InSharePreemption,
-
-			FairWeight:            s.FairWeight,
-			FairShareUsers:        s.FairShareUsers,
-			MaxRunningJobsPerUser: s.MaxRunningJobsPerUser,
-			MaxGPUsPerUser:        s.MaxGPUsPerUser,
-		}
-	}
-	return sc
 }
 
 // HostImage is the image name that runs jobs on the node's own root

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // The shipped examples must load cleanly.
@@ -58,7 +58,7 @@ func TestExampleCluster(t *testing.T) {
 		t.Errorf("PartitionGPUs(gpu) = %d, want 128", got)
 	}
 	s := c.Share("nlp")
-	if s == nil || s.Strategy != sched.Lend || s.BorrowLimit != sched.Unlimited || s.PriorityDefault != DefaultPriority || !s.Enabled {
+	if s == nil || s.Strategy != policy.Lend || s.BorrowLimit != policy.Unlimited || s.PriorityDefault != DefaultPriority || !s.Enabled {
 		t.Errorf("nlp = %+v", s)
 	}
 }
@@ -83,7 +83,7 @@ func TestExampleLocal(t *testing.T) {
 	if quota != 8 || len(c.Shares) != 3 {
 		t.Errorf("%d shares with %d GPUs, want 3 with 8", len(c.Shares), quota)
 	}
-	if s := c.Share("infra"); s == nil || s.Strategy != sched.Reserve || !s.Permits("anyone", nil) {
+	if s := c.Share("infra"); s == nil || s.Strategy != policy.Reserve || !s.Permits("anyone", nil) {
 		t.Errorf("infra = %+v", s)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/bad/*.want from the current output")
@@ -96,12 +96,12 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Nodes, wantN) {
 				t.Errorf("nodes = %+v", c.Nodes)
 			}
-			wantS := []Share{{Name: "all", Partition: "gpu", GPUs: 8, Strategy: sched.LendAndBorrow, BorrowLimit: -1,
+			wantS := []Share{{Name: "all", Partition: "gpu", GPUs: 8, Strategy: policy.LendAndBorrow, BorrowLimit: -1,
 				Users: []string{"*"}, Enabled: true, PriorityDefault: 100}}
 			if !reflect.DeepEqual(c.Shares, wantS) {
 				t.Errorf("shares = %+v", c.Shares)
 			}
-			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: true,
+			if c.Scheduler != (Scheduler{FairShare: true, UsageHalfLife: policy.DefaultUsageHalfLife, Backfill: true,
 				FairPreemption: DefaultFairPreemption, FairPreemptionAfter: DefaultFairPreemptionAfter}) {
 				t.Errorf("scheduler = %+v, want fair share with the default half-life, backfill", c.Scheduler)
 			}
@@ -188,13 +188,13 @@ func TestGoodConfigs(t *testing.T) {
 				t.Errorf("PartitionGPUs(a100) = %d", got)
 			}
 			x, y, z := c.Share("x"), c.Share("y"), c.Share("z")
-			if x.Enabled || x.Strategy != sched.Reserve || !x.InSharePreemption || x.PriorityDefault != 0 {
+			if x.Enabled || x.Strategy != policy.Reserve || !x.InSharePreemption || x.PriorityDefault != 0 {
 				t.Errorf("x = %+v", x)
 			}
 			if y.BorrowLimit != 0 || y.PriorityDefault != 9999 || len(y.Users) != 0 {
 				t.Errorf("y = %+v", y)
 			}
-			if z.Partition != "cpu" || z.GPUs != 0 || z.Strategy != sched.Lend {
+			if z.Partition != "cpu" || z.GPUs != 0 || z.Strategy != policy.Lend {
 				t.Errorf("z = %+v", z)
 			}
 		}},
@@ -264,41 +264,6 @@ func TestProblemError(t *testing.T) {
 	ps := Problems{{"f", 1, 2, "x"}, {"f", 4, 0, "y"}}
 	if got, want := ps.Error(), "f:1:2: x\nf:4: y"; got != want {
 		t.Errorf("Problems.Error() = %q, want %q", got, want)
-	}
-}
-
-func TestSched(t *testing.T) {
-	c, err := Load("testdata/good/full.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := c.Sched()
-	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true,
-		DefaultWalltime: 12 * time.Hour}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: DefaultStartFailureRetries}}
-	if !reflect.DeepEqual(sc.Partitions, wantP) {
-		t.Errorf("partitions = %+v", sc.Partitions)
-	}
-	if sc.Backfill {
-		t.Error("backfill = false did not reach the core")
-	}
-	if len(sc.Nodes) != 6 || !reflect.DeepEqual(sc.Nodes[4], sched.Node{Name: "b5", Partition: "a100", GPUs: 2, MemBytes: 1 << 30}) ||
-		!reflect.DeepEqual(sc.Nodes[0].Labels, map[string]string{"gpu_type": "a100", "ib": "hdr"}) {
-		t.Errorf("nodes = %+v", sc.Nodes)
-	}
-	wantS := []sched.Share{
-		{Name: "x", Partition: "a100", GPUs: 10, Strategy: sched.Reserve, BorrowLimit: -1, InSharePreemption: true},
-		{Name: "y", Partition: "a100", GPUs: 8, Strategy: sched.LendAndBorrow, BorrowLimit: 0,
-			FairWeight: 3, FairShareUsers: true, MaxRunningJobsPerUser: 4, MaxGPUsPerUser: 6},
-		{Name: "z", Partition: "cpu", Strategy: sched.Lend, BorrowLimit: -1},
-	}
-	if !reflect.DeepEqual(sc.Shares, wantS) {
-		t.Errorf("shares = %+v", sc.Shares)
-	}
-	if sc.FairShare || sc.UsageHalfLife != 36*time.Hour {
-		t.Errorf("fair share %v, half-life %v; want false, 36h", sc.FairShare, sc.UsageHalfLife)
-	}
-	if !sc.FairPreemption || sc.FairPreemptionAfter != 30*time.Minute {
-		t.Errorf("fair preemption %v after %v; want true after 30m", sc.FairPreemption, sc.FairPreemptionAfter)
 	}
 }
 

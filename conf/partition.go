@@ -1,7 +1,7 @@
 package conf
 
 import (
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // partBlock is a [[partition]] block while the file is checked.
@@ -16,7 +16,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 	var out []*partBlock
 	for _, t := range ts {
 		p := &partBlock{t: t, Partition: Partition{
-			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: sched.Unlimited, NodeFailureRetries: sched.Unlimited,
+			PreemptGrace: DefaultPreemptGrace, PreemptionRetries: policy.Unlimited, NodeFailureRetries: policy.Unlimited,
 			StartFailureRetries: DefaultStartFailureRetries,
 			PidsLimit:           DefaultPidsLimit, Network: NetworkHost, Interactive: true,
 		}}
@@ -53,8 +53,8 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		}
 		if d, ok := t.duration("max_walltime", 0); ok {
 			p.MaxWalltime = d
-			if d > sched.MaxWalltime {
-				t.errf("max_walltime", "%v is above %v", d, sched.MaxWalltime)
+			if d > policy.MaxWalltime {
+				t.errf("max_walltime", "%v is above %v", d, policy.MaxWalltime)
 				p.MaxWalltime = 0
 			}
 		}
@@ -66,25 +66,25 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("default_walltime", "must be positive (leave it out for max_walltime)")
 			case p.MaxWalltime > 0 && d > p.MaxWalltime:
 				t.errf("default_walltime", "%v is above max_walltime %v", d, p.MaxWalltime)
-			case d > sched.MaxWalltime:
-				t.errf("default_walltime", "%v is above %v", d, sched.MaxWalltime)
+			case d > policy.MaxWalltime:
+				t.errf("default_walltime", "%v is above %v", d, policy.MaxWalltime)
 			}
 		}
 		if n, ok := t.integer("preemption_retries"); ok {
 			p.PreemptionRetries = n
-			if n < sched.Unlimited {
+			if n < policy.Unlimited {
 				t.errf("preemption_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}
 		if n, ok := t.integer("node_failure_retries"); ok {
 			p.NodeFailureRetries = n
-			if n < sched.Unlimited {
+			if n < policy.Unlimited {
 				t.errf("node_failure_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}
 		if n, ok := t.integer("start_failure_retries"); ok {
 			p.StartFailureRetries = n
-			if n < sched.Unlimited {
+			if n < policy.Unlimited {
 				t.errf("start_failure_retries", "%d is below -1 (-1 means no limit)", n)
 			}
 		}

@@ -3,7 +3,7 @@ package conf
 import (
 	"time"
 
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // Scheduler is the [scheduler] table: rules of the scheduling core that
@@ -15,7 +15,7 @@ type Scheduler struct {
 	// submission order among borrowers (FIFO). Default true.
 	FairShare bool
 	// UsageHalfLife is the half-life of recorded usage (Slurm's
-	// PriorityDecayHalfLife); default sched.DefaultUsageHalfLife (7d).
+	// PriorityDecayHalfLife); default policy.DefaultUsageHalfLife (7d).
 	UsageHalfLife time.Duration
 	// Backfill turns on walltime-aware reservations with EASY backfill
 	// (default true): the first blocked job of each share, and the first
@@ -59,7 +59,7 @@ const (
 
 // scheduler reads the [scheduler] table (t may be nil: all defaults).
 func (l *loader) scheduler(t *table) Scheduler {
-	s := Scheduler{FairShare: true, UsageHalfLife: sched.DefaultUsageHalfLife, Backfill: DefaultBackfill,
+	s := Scheduler{FairShare: true, UsageHalfLife: policy.DefaultUsageHalfLife, Backfill: DefaultBackfill,
 		FairPreemption: DefaultFairPreemption, FairPreemptionAfter: DefaultFairPreemptionAfter}
 	if t == nil {
 		return s

@@ -10,7 +10,7 @@ func TestSchedulerDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Scheduler.Backfill || !c.Sched().Backfill {
+	if !c.Scheduler.Backfill {
 		t.Error("backfill must be on by default")
 	}
 	full, err := Load("testdata/good/full.toml")

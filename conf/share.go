@@ -3,7 +3,7 @@ package conf
 import (
 	"fmt"
 
-	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // shareBlock is a [[share]] block while the file is checked.
@@ -21,8 +21,8 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 	var out []*shareBlock
 	for _, t := range ts {
 		s := &shareBlock{t: t, Share: Share{
-			Strategy:        sched.LendAndBorrow,
-			BorrowLimit:     sched.Unlimited,
+			Strategy:        policy.LendAndBorrow,
+			BorrowLimit:     policy.Unlimited,
 			Enabled:         true,
 			PriorityDefault: DefaultPriority,
 		}}
@@ -64,7 +64,7 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 		}
 		strategyOK := !t.has("strategy")
 		if v, ok := t.str("strategy"); ok {
-			st, err := sched.ParseStrategy(v)
+			st, err := policy.ParseStrategy(v)
 			if err != nil {
 				t.errf("strategy", "%v", err)
 			} else {
@@ -73,15 +73,15 @@ func (l *loader) shares(ts []*table, parts []*partBlock) []*shareBlock {
 		}
 		if n, ok := t.integer("borrow_limit"); ok {
 			s.BorrowLimit = n
-			if n < sched.Unlimited {
+			if n < policy.Unlimited {
 				t.errf("borrow_limit", "%d is below -1 (-1 means no limit)", n)
 			}
-			if strategyOK && s.Strategy != sched.LendAndBorrow {
+			if strategyOK && s.Strategy != policy.LendAndBorrow {
 				t.errf("borrow_limit", "set, but only LEND_AND_BORROW shares borrow (strategy is %v)", s.Strategy)
 			}
 			// A share may borrow floor(gpus * borrow_limit / 100) GPUs.
 			switch b := s.GPUs * n / 100; {
-			case n < 0 || !strategyOK || s.Strategy != sched.LendAndBorrow:
+			case n < 0 || !strategyOK || s.Strategy != policy.LendAndBorrow:
 			case s.GPUs == 0:
 				t.errf("borrow_limit", "%d%% of a quota of 0 GPUs is no GPU: the share could never run a job (use -1 for no limit, or give it a quota)", n)
 			case b == 0 && n > 0:

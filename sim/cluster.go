@@ -6,6 +6,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/schedconf"
 )
 
 // Cluster is what a simulation needs from the configuration: the core's
@@ -63,7 +64,7 @@ func ValidateTrace(c *Cluster, jobs []TraceJob) error {
 
 // FromConf takes the simulation's cluster from a loaded configuration.
 func FromConf(c *conf.Config) Cluster {
-	cl := Cluster{Sched: c.Sched(), Grace: make(map[string]time.Duration, len(c.Partitions))}
+	cl := Cluster{Sched: schedconf.Config(c), Grace: make(map[string]time.Duration, len(c.Partitions))}
 	for _, p := range c.Partitions {
 		cl.Grace[p.Name] = p.PreemptGrace
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/leader"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/schedconf"
 	"github.com/sharq-hpc/sharq/internal/conns"
 	"github.com/sharq-hpc/sharq/internal/lograte"
 	"github.com/sharq-hpc/sharq/internal/secret"
@@ -141,7 +142,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	c.limits.logs = lograte.New(lograte.DefaultBurst, lograte.DefaultWindow, c.now)
 	c.installConfig(cfg)
-	c.core, err = sched.New(cfg.Sched())
+	c.core, err = sched.New(schedconf.Config(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/schedconf"
 )
 
 // A panic while handling one request or one node message must not take
@@ -56,7 +57,7 @@ func (c *Controller) rebuild() error {
 	if err := c.saveUsage(); err != nil { // the new core restores it
 		c.log.Error("save fair share usage before the rebuild", "err", err)
 	}
-	core, err := sched.New(c.cfg.Sched())
+	core, err := sched.New(schedconf.Config(c.cfg))
 	if err != nil {
 		return fmt.Errorf("rebuild after a panic: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/daemon/schedconf"
 	"github.com/sharq-hpc/sharq/jobid"
 )
 
@@ -618,7 +619,7 @@ func (c *Controller) replaceConfig(cfg *conf.Config) error {
 	if err := c.keepLease(bgctx, cfg.Cluster.JobLease); err != nil {
 		return err
 	}
-	if err := c.core.Apply(sched.ConfigReplaced{Config: cfg.Sched()}); err != nil {
+	if err := c.core.Apply(sched.ConfigReplaced{Config: schedconf.Config(cfg)}); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	c.installConfig(cfg)

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"time"
+
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 const maxPriority = 9999
@@ -19,7 +20,7 @@ func badOrder(o int) bool { return o < MinOrder || o > MaxOrder }
 
 // MaxWalltime bounds a job's (and a partition's default) walltime, so that
 // expected ends stay far below the core's "never".
-const MaxWalltime = 100 * 365 * 24 * time.Hour
+const MaxWalltime = policy.MaxWalltime
 
 func (s *Scheduler) known(id JobID) bool {
 	if _, ok := s.jobs[id]; ok {

@@ -1,45 +1,28 @@
 package sched
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/sharq-hpc/sharq/jobid"
+	"github.com/sharq-hpc/sharq/policy"
 )
 
 // JobID names a job, e.g. "123.lab" or an array subjob "123[7].lab".
 type JobID string
 
-// Strategy says what a share does with its idle quota.
-type Strategy uint8
+// Strategy says what a share does with its idle quota (policy.Strategy:
+// the configuration parses it without the core).
+type Strategy = policy.Strategy
 
+// The strategies.
 const (
-	// Reserve keeps idle GPUs for the share's own future jobs; never lends or borrows.
-	Reserve Strategy = iota
-	// Lend lends idle GPUs to borrowing shares; never borrows.
-	Lend
-	// LendAndBorrow lends idle GPUs and borrows others' idle GPUs up to BorrowLimit.
-	LendAndBorrow
+	Reserve       = policy.Reserve
+	Lend          = policy.Lend
+	LendAndBorrow = policy.LendAndBorrow
 )
 
-var strategyNames = [...]string{Reserve: "RESERVE", Lend: "LEND", LendAndBorrow: "LEND_AND_BORROW"}
-
-func (s Strategy) String() string {
-	if int(s) < len(strategyNames) {
-		return strategyNames[s]
-	}
-	return fmt.Sprintf("Strategy(%d)", s)
-}
-
 // ParseStrategy parses RESERVE, LEND or LEND_AND_BORROW.
-func ParseStrategy(s string) (Strategy, error) {
-	for i, n := range strategyNames {
-		if n == s {
-			return Strategy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown strategy %q (want RESERVE, LEND or LEND_AND_BORROW)", s)
-}
+func ParseStrategy(s string) (Strategy, error) { return policy.ParseStrategy(s) }
 
 // Bounds on what a node may report (NodeUp).
 const (
@@ -48,7 +31,7 @@ const (
 )
 
 // Unlimited is the BorrowLimit and PreemptionRetries value meaning "no limit".
-const Unlimited = -1
+const Unlimited = policy.Unlimited
 
 // Config is the part of the cluster configuration the core needs.
 type Config struct {
@@ -84,7 +67,7 @@ type Config struct {
 
 // DefaultUsageHalfLife is the half-life of usage when Config sets none
 // (Slurm's default PriorityDecayHalfLife).
-const DefaultUsageHalfLife = 7 * 24 * time.Hour
+const DefaultUsageHalfLife = policy.DefaultUsageHalfLife
 
 // Partition groups nodes; shares divide its GPUs.
 type Partition struct {
