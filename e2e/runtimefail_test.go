@@ -19,7 +19,7 @@ func brokenRuncContainerd(t *testing.T) (sock, broken string) {
 	t.Helper()
 	real, err := exec.LookPath("runc")
 	if err != nil {
-		t.Skip("no runc")
+		t.Fatalf("runc is needed (make deps installs it): %v", err)
 	}
 	bin, err := os.MkdirTemp("", "sharq-runc-")
 	must(t, err)
