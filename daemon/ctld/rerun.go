@@ -20,42 +20,20 @@ func (c *Controller) rerunJobs(id Identity, req *api.Request, resp *api.Response
 		return
 	}
 	now := c.now()
-	for _, s := range req.IDs {
-		jobs, e := c.lookup(s)
-		if e != nil {
-			resp.Errors = append(resp.Errors, *e)
-			continue
+	c.forRunning(id, req.IDs, resp, func(j *job) string {
+		switch {
+		case j.State != api.StateRunning || j.Stopping != "":
+			return fmt.Sprintf("it is %s: only a running job can be rerun", stateWord(j))
+		case j.Interactive:
+			return "an interactive job cannot be rerun (its session would not come back): qdel it"
 		}
-		jobs = c.withSubjobs(jobs)
-		done := 0
-		var refused []api.Error
-		for _, j := range jobs {
-			if !c.mayTouch(id, j) {
-				resp.Errors = append(resp.Errors, api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + j.ID, ID: j.ID})
-				continue
-			}
-			why := ""
-			switch {
-			case j.State != api.StateRunning || j.Stopping != "":
-				why = fmt.Sprintf("it is %s: only a running job can be rerun", stateWord(j))
-			case j.Interactive:
-				why = "an interactive job cannot be rerun (its session would not come back): qdel it"
-			}
-			if why != "" {
-				refused = append(refused, api.Error{Code: api.CodeInvalidState, Message: why, ID: j.ID})
-				continue
-			}
-			grace := c.grace(j)
-			j.Stopping, j.State = string(api.StopRerun), api.StateExiting
-			j.history(now, fmt.Sprintf("rerun by %s: stopping (SIGTERM, SIGKILL after %v), then back to the queue", id.User, grace))
-			c.markDirty(j.ID)
-			c.stopJobWithin(j, api.StopRerun, grace)
-			done++
-		}
-		if done == 0 || len(jobs) == 1 {
-			resp.Errors = append(resp.Errors, refused...)
-		}
-	}
+		grace := c.grace(j)
+		j.Stopping, j.State = string(api.StopRerun), api.StateExiting
+		j.history(now, fmt.Sprintf("rerun by %s: stopping (SIGTERM, SIGKILL after %v), then back to the queue", id.User, grace))
+		c.markDirty(j.ID)
+		c.stopJobWithin(j, api.StopRerun, grace)
+		return ""
+	})
 }
 
 // rerunExited puts a job that qrerun stopped back in its queue once every

@@ -23,36 +23,50 @@ func (c *Controller) signalJobs(id Identity, req *api.Request, resp *api.Respons
 		return
 	}
 	now := c.now()
-	for _, s := range req.IDs {
+	c.forRunning(id, req.IDs, resp, func(j *job) string {
+		if j.State != api.StateRunning || j.Stopping != "" {
+			return fmt.Sprintf("it is %s: only a running job can be signalled", stateWord(j))
+		}
+		for _, a := range j.Allocs {
+			if p := j.parts[a.Node]; p != nil && p.exited {
+				continue
+			}
+			c.sendNode(a.Node, api.NodeMsg{Type: api.MsgSignal, Signal: &api.SignalOrder{JobID: j.ID, Run: j.Runs - 1, Signal: req.Signal}})
+		}
+		j.history(now, fmt.Sprintf("signal %s sent by %s", req.Signal, id.User))
+		c.markDirty(j.ID)
+		return ""
+	})
+}
+
+// forRunning is qsig's and qrerun's walk over their job ids: each looked
+// up (an array as its started subjobs, withSubjobs), the caller's right
+// checked (mayTouch), then act on the job, which returns why it refuses
+// it ("" when it acted). The refusals of an id are answered when act took
+// none of its jobs, or when the id named one job: a range acts on those
+// of its subjobs that run.
+func (c *Controller) forRunning(id Identity, ids []string, resp *api.Response, act func(j *job) (refused string)) {
+	for _, s := range ids {
 		jobs, e := c.lookup(s)
 		if e != nil {
 			resp.Errors = append(resp.Errors, *e)
 			continue
 		}
 		jobs = c.withSubjobs(jobs)
-		sent := 0
+		done := 0
 		var refused []api.Error
 		for _, j := range jobs {
 			if !c.mayTouch(id, j) {
 				resp.Errors = append(resp.Errors, api.Error{Code: api.CodePermission, Message: "Unauthorized Request " + j.ID, ID: j.ID})
 				continue
 			}
-			if j.State != api.StateRunning || j.Stopping != "" {
-				refused = append(refused, api.Error{Code: api.CodeInvalidState,
-					Message: fmt.Sprintf("it is %s: only a running job can be signalled", stateWord(j)), ID: j.ID})
+			if why := act(j); why != "" {
+				refused = append(refused, api.Error{Code: api.CodeInvalidState, Message: why, ID: j.ID})
 				continue
 			}
-			for _, a := range j.Allocs {
-				if p := j.parts[a.Node]; p != nil && p.exited {
-					continue
-				}
-				c.sendNode(a.Node, api.NodeMsg{Type: api.MsgSignal, Signal: &api.SignalOrder{JobID: j.ID, Run: j.Runs - 1, Signal: req.Signal}})
-			}
-			j.history(now, fmt.Sprintf("signal %s sent by %s", req.Signal, id.User))
-			c.markDirty(j.ID)
-			sent++
+			done++
 		}
-		if sent == 0 || len(jobs) == 1 {
+		if done == 0 || len(jobs) == 1 {
 			resp.Errors = append(resp.Errors, refused...)
 		}
 	}
