@@ -257,12 +257,12 @@ func TestShareCapBoundProperty(t *testing.T) {
 	limits := []int{sched.Unlimited, 0, 50, 100}
 	checked, tighter := 0, 0
 	for trial := range 200 {
-		cl := Cluster{Grace: map[string]time.Duration{}}
+		var cl Cluster
 		var shares []string
 		for p := range 1 + rng.IntN(2) {
 			pn := fmt.Sprintf("p%d", p)
-			cl.Sched.Partitions = append(cl.Sched.Partitions, sched.Partition{Name: pn, PreemptionRetries: sched.Unlimited})
-			cl.Grace[pn] = time.Duration(rng.IntN(3)) * 10 * time.Second
+			cl.Sched.Partitions = append(cl.Sched.Partitions, sched.Partition{Name: pn, PreemptionRetries: sched.Unlimited,
+				PreemptGrace: time.Duration(rng.IntN(3)) * 10 * time.Second})
 			gpus, n := 2+2*rng.IntN(2), 1+rng.IntN(3)
 			for i := range n {
 				cl.Sched.Nodes = append(cl.Sched.Nodes, sched.Node{Name: fmt.Sprintf("%s-n%d", pn, i), Partition: pn, GPUs: gpus})
@@ -335,7 +335,7 @@ func TestShareCapBoundExact(t *testing.T) {
 	const gpus = 8
 	flowBeat := 0 // cases where only the flow network finds the end
 	for trial := range 2000 {
-		cl := Cluster{Grace: map[string]time.Duration{"p": 0}}
+		var cl Cluster
 		cl.Sched.Partitions = []sched.Partition{{Name: "p", PreemptionRetries: sched.Unlimited}}
 		for i := range 4 {
 			cl.Sched.Nodes = append(cl.Sched.Nodes, sched.Node{Name: fmt.Sprintf("n%d", i), Partition: "p", GPUs: 2})

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/sched"
@@ -10,11 +9,10 @@ import (
 )
 
 // Cluster is what a simulation needs from the configuration: the core's
-// part and each partition's preempt_grace (the grace of jobs whose trace
-// row gives none).
+// part (each partition's preempt_grace, the grace of jobs whose trace row
+// gives none, included: the core resolves every run's grace).
 type Cluster struct {
 	Sched sched.Config
-	Grace map[string]time.Duration // by partition name
 }
 
 // TotalGPUs counts the GPUs of every node.
@@ -38,15 +36,12 @@ func (c *Cluster) share(name string) *sched.Share {
 
 // clone copies the configuration deeply enough for a variant to change it.
 func (c Cluster) clone() Cluster {
-	out := Cluster{Grace: make(map[string]time.Duration, len(c.Grace))}
+	var out Cluster
 	out.Sched = c.Sched // the switches (fair share, ...); slices copied below
 	out.Sched.Partitions = append([]sched.Partition(nil), c.Sched.Partitions...)
 	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
 	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)
 	out.Sched.Backfill = c.Sched.Backfill
-	for k, v := range c.Grace {
-		out.Grace[k] = v
-	}
 	return out
 }
 
@@ -64,11 +59,7 @@ func ValidateTrace(c *Cluster, jobs []TraceJob) error {
 
 // FromConf takes the simulation's cluster from a loaded configuration.
 func FromConf(c *conf.Config) Cluster {
-	cl := Cluster{Sched: schedconf.Config(c), Grace: make(map[string]time.Duration, len(c.Partitions))}
-	for _, p := range c.Partitions {
-		cl.Grace[p.Name] = p.PreemptGrace
-	}
-	return cl
+	return Cluster{Sched: schedconf.Config(c)}
 }
 
 // LoadCluster loads a configuration file for simulation.

@@ -151,8 +151,8 @@ func TestITPConfigQuotas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl.TotalGPUs() != 1280 || len(cl.Sched.Nodes) != 160 || cl.Grace["itp"] != time.Minute {
-		t.Errorf("GPUs %d nodes %d grace %v", cl.TotalGPUs(), len(cl.Sched.Nodes), cl.Grace["itp"])
+	if cl.TotalGPUs() != 1280 || len(cl.Sched.Nodes) != 160 || cl.Sched.Partitions[0].PreemptGrace != time.Minute {
+		t.Errorf("GPUs %d nodes %d grace %v", cl.TotalGPUs(), len(cl.Sched.Nodes), cl.Sched.Partitions[0].PreemptGrace)
 	}
 	demand := Demand(jobs)
 	quotas := Quotas(demand, cl.TotalGPUs())

@@ -57,10 +57,10 @@ const (
 type simJob struct {
 	tj        *TraceJob
 	id        sched.JobID
-	share     int    // index in the cluster's shares
-	seq       uint64 // rank in submission order (time, then line), from 1
-	gpus      int    // total
-	grace     time.Duration
+	share     int           // index in the cluster's shares
+	seq       uint64        // rank in submission order (time, then line), from 1
+	gpus      int           // total
+	grace     time.Duration // its run's grace, as the core resolved it (Start.Grace)
 	phase     jobPhase
 	gen       uint32        // run generation: stale finish events carry an older one
 	remaining time.Duration // work still to do
@@ -153,11 +153,7 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	for i := range jobs {
 		tj := &jobs[i]
 		si := r.shareIdx[tj.Share]
-		grace := tj.Grace
-		if grace < 0 {
-			grace = cl.Grace[cl.Sched.Shares[si].Partition]
-		}
-		r.jobs[i] = simJob{tj: tj, id: sched.JobID(tj.ID), share: si, gpus: tj.TotalGPUs(), grace: grace, remaining: tj.Duration}
+		r.jobs[i] = simJob{tj: tj, id: sched.JobID(tj.ID), share: si, gpus: tj.TotalGPUs(), remaining: tj.Duration}
 		if _, dup := r.byID[r.jobs[i].id]; dup {
 			return nil, fmt.Errorf("sim: job %s: %w", tj.ID, ErrDuplicateJob)
 		}
@@ -284,6 +280,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			Nodes:       tj.Nodes,
 			GPUsPerNode: tj.GPUs,
 			Walltime:    tj.Walltime,
+			Grace:       tj.Grace, // negative: the partition's (sched.DefaultGrace)
 		}})
 		if err != nil {
 			return false, fmt.Errorf("sim: t=%s: submit job %s: %w", FormatSeconds(r.now), j.id, err)
@@ -432,15 +429,15 @@ func (r *runner) carryOut(p *sched.Plan) error {
 		r.emit(EventFail, j)
 		r.ended1()
 	}
-	for _, id := range p.Requeued {
-		j, err := r.job(id, "requeue")
+	for _, rq := range p.Requeued {
+		j, err := r.job(rq.Job, "requeue")
 		if err != nil {
 			return err
 		}
 		if j.phase != phaseExiting && j.phase != phaseRunning && j.phase != phasePreempting {
 			return r.inconsistent(j, "requeue")
 		}
-		if j.phase == phaseRunning {
+		if rq.Cause == sched.CauseNodeLost {
 			// Its node went down: the run's work since its last
 			// checkpoint is lost.
 			lost := r.stopWork(j, true)
@@ -516,6 +513,7 @@ func (r *runner) carryOut(p *sched.Plan) error {
 
 func (r *runner) start(j *simJob, st *sched.Start) {
 	j.phase = phaseRunning
+	j.grace = st.Grace
 	r.addPending(j, -1)
 	j.gen++
 	j.runStart = r.now
@@ -549,8 +547,8 @@ func (r *runner) preempt(j *simJob, pr sched.Preemption) {
 	sr := &r.res.Shares[j.share]
 	sr.Preemptions++
 	sr.LostGPUHours += float64(j.gpus) * lost.Hours()
-	sr.GraceGPUHours += float64(j.gpus) * j.grace.Hours()
-	r.q.push(event{t: r.now + j.grace, kind: evExit, job: r.byID[j.id], gen: j.gen})
+	sr.GraceGPUHours += float64(j.gpus) * pr.Grace.Hours()
+	r.q.push(event{t: r.now + pr.Grace, kind: evExit, job: r.byID[j.id], gen: j.gen})
 	r.rec = Record{By: string(pr.For), Kind: pr.Kind.String(), LostS: seconds(lost)}
 	r.emit(EventPreempt, j)
 }

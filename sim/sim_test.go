@@ -357,7 +357,6 @@ func TestZeroGrace(t *testing.T) {
 				{Name: "b", Partition: "p", GPUs: 1, Strategy: sched.LendAndBorrow, BorrowLimit: sched.Unlimited},
 			},
 		},
-		Grace: map[string]time.Duration{"p": 0},
 	}
 	jobs, err := DecodeTrace(strings.NewReader("submit_s,job,share,priority,gpus,duration_s,checkpoint_s\n0,b1,b,1,2,100,30\n70,a1,a,1,1,10,\n"))
 	if err != nil {
@@ -496,7 +495,6 @@ func TestSubmissionOrder(t *testing.T) {
 			Nodes:      []sched.Node{{Name: "n1", Partition: "p", GPUs: 1}},
 			Shares:     []sched.Share{{Name: "a", Partition: "p", GPUs: 1, Strategy: sched.Reserve}},
 		},
-		Grace: map[string]time.Duration{"p": 0},
 	}
 	jobs, err := DecodeTrace(strings.NewReader("submit_s,job,share,priority,gpus,duration_s\n0,r,a,1,1,100\n10,x,a,1,1,10\n5,y,a,1,1,10\n"))
 	if err != nil {
@@ -529,7 +527,6 @@ func TestWakeForFairPreemption(t *testing.T) {
 			},
 			FairShare: true, FairPreemption: true, FairPreemptionAfter: 600 * time.Second,
 		},
-		Grace: map[string]time.Duration{"p": 0},
 	}
 	jobs, err := DecodeTrace(strings.NewReader("submit_s,job,share,priority,gpus,duration_s,checkpoint_s\n" +
 		"0,x1,x,1,4,10000,\n0,x2,x,1,4,10000,\n10,y1,y,1,4,100,\n"))

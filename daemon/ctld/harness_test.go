@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -208,6 +209,7 @@ func (tc *testCluster) start() {
 	if tc.log != nil {
 		log = tc.log
 	}
+	log = slog.New(&failOnCoreRefusal{t: tc.t, next: log.Handler()})
 	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now})
 	if err != nil {
 		cancel()
@@ -462,5 +464,89 @@ func (tc *testCluster) waitState(id string, st api.State) api.Job {
 			tc.t.Fatalf("job %s: state %s (reason %q), want %s", id, j.State, j.Reason, st)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// failOnCoreRefusal fails the test on an Error record that says the core
+// refused an event the controller's records said it would take
+// (coreRefused): the controller and the core disagree. Every record goes
+// on to next.
+type failOnCoreRefusal struct {
+	t     testing.TB
+	next  slog.Handler
+	attrs []slog.Attr
+}
+
+func (h *failOnCoreRefusal) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelError || h.next.Enabled(ctx, l)
+}
+
+func (h *failOnCoreRefusal) WithAttrs(as []slog.Attr) slog.Handler {
+	return &failOnCoreRefusal{t: h.t, next: h.next.WithAttrs(as), attrs: append(slices.Clone(h.attrs), as...)}
+}
+
+func (h *failOnCoreRefusal) WithGroup(name string) slog.Handler {
+	return &failOnCoreRefusal{t: h.t, next: h.next.WithGroup(name), attrs: h.attrs}
+}
+
+func (h *failOnCoreRefusal) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		refused := false
+		var b strings.Builder
+		b.WriteString(r.Message)
+		each := func(a slog.Attr) bool {
+			refused = refused || a.Key == coreRefusal
+			b.WriteString(" " + a.String())
+			return true
+		}
+		for _, a := range h.attrs {
+			each(a)
+		}
+		r.Attrs(each)
+		if refused {
+			h.t.Errorf("the core refused what the controller did: %s", b.String())
+		}
+	}
+	if !h.next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+// recordingTB is a testing.TB that keeps what would fail the test.
+type recordingTB struct {
+	testing.TB
+	mu     sync.Mutex
+	failed []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, fmt.Sprintf(format, args...))
+}
+
+// TestFailOnCoreRefusal: the tests' log handler fails a test on a core
+// refusal (with the attributes of a derived logger too), and on nothing
+// else logged at Error.
+func TestFailOnCoreRefusal(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		log  func(c *Controller)
+		fail bool
+	}{
+		{"core refusal", func(c *Controller) { c.coreRefused("exit", "job", "1.lab", "err", "refused") }, true},
+		{"derived logger", func(c *Controller) { c.log.With(coreRefusal, true).Error("exit") }, true},
+		{"other error", func(c *Controller) { c.log.Error("node unhealthy: no new jobs there", "node", "n1") }, false},
+		{"refusal below error", func(c *Controller) { c.log.Warn("exit", coreRefusal, true) }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingTB{TB: t}
+			c := &Controller{log: slog.New(&failOnCoreRefusal{t: rec, next: slog.NewTextHandler(io.Discard, nil)})}
+			tt.log(c)
+			if got := len(rec.failed) > 0; got != tt.fail {
+				t.Errorf("failed = %v (%q), want %v", got, rec.failed, tt.fail)
+			}
+		})
 	}
 }

@@ -89,6 +89,8 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		CPUsPerNode:   j.Resources.CPUsPerNode,
 		MemPerNode:    j.Resources.MemPerNode,
 		Walltime:      j.Resources.Walltime,
+		Grace:         schedGrace(j.Grace),
+		Image:         j.Image,
 		Labels:        j.Resources.Labels,
 		Exclusive:     j.Resources.Exclusive,
 		NotBefore:     j.NotBefore,

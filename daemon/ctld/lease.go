@@ -117,7 +117,7 @@ func (c *Controller) silence(n *node, from, now time.Time) {
 	}
 	n.silent, n.requeueAt = true, c.requeueTime(from)
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("node down", "node", n.name, "err", err)
+		c.coreRefused("node down", "node", n.name, "err", err)
 	}
 	for _, j := range jobs {
 		j.Reason, j.RequeueAt = api.ReasonNodeUnreachable, n.requeueAt
@@ -135,7 +135,7 @@ func (c *Controller) unsilence(n *node, now time.Time) {
 	if n.silent {
 		n.silent, n.requeueAt = false, time.Time{}
 		if err := c.syncDrain(n); err != nil {
-			c.log.Error("node back", "node", n.name, "err", err)
+			c.coreRefused("node back", "node", n.name, "err", err)
 		}
 		c.log.Info("node back before its jobs were requeued", "node", n.name)
 	}
@@ -153,10 +153,10 @@ func (c *Controller) nodeDown(n *node) {
 	n.up, n.silent, n.deadline, n.requeueAt = false, false, time.Time{}, time.Time{}
 	n.disconnect()
 	if err := c.core.Apply(sched.NodeDown{Node: n.name}); err != nil {
-		c.log.Error("node down", "node", n.name, "err", err)
+		c.coreRefused("node down", "node", n.name, "err", err)
 	}
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("node down", "node", n.name, "err", err)
+		c.coreRefused("node down", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }

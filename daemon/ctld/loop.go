@@ -269,7 +269,7 @@ func (c *Controller) purge(now time.Time) {
 	if len(gone) > 0 {
 		// The core would keep how they ended for as long as it runs.
 		if err := c.core.Apply(sched.Forgotten{IDs: gone}); err != nil {
-			c.log.Error("purge history: the core kept the purged jobs' outcomes", "err", err)
+			c.coreRefused("purge history: the core kept the purged jobs' outcomes", "err", err)
 		}
 	}
 	if n > 0 {

@@ -466,7 +466,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		}
 	}
 	if err := c.core.Apply(sched.Exited{ID: sched.JobID(j.ID), ExitStatus: st}); err != nil {
-		c.log.Error("exit", "job", j.ID, "err", err)
+		c.coreRefused("exit", "job", j.ID, "err", err)
 	}
 }
 
@@ -477,7 +477,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 // job itself (refused: a path its user may not use).
 func (c *Controller) startFailed(j *job, refused bool) {
 	if err := c.core.Apply(sched.StartFailed{ID: sched.JobID(j.ID), Refused: refused}); err != nil {
-		c.log.Error("start failure", "job", j.ID, "err", err)
+		c.coreRefused("start failure", "job", j.ID, "err", err)
 	}
 	c.needPass = true
 }
@@ -487,10 +487,14 @@ func (c *Controller) startFailed(j *job, refused bool) {
 // as sched.NodeDown counts its jobs).
 func (c *Controller) lostJob(j *job, now time.Time, why string, nodeLost bool) {
 	if err := c.core.Apply(sched.Requeued{ID: sched.JobID(j.ID), NodeLost: nodeLost}); err != nil {
-		c.log.Error("requeue", "job", j.ID, "err", err)
+		c.coreRefused("requeue", "job", j.ID, "err", err)
 		return
 	}
-	c.backToQueue(j, now, "requeued: "+why)
+	prefer := j.CheckpointNode
+	if info, ok := c.core.Job(sched.JobID(j.ID)); ok {
+		prefer = info.Job.PreferNode
+	}
+	c.backToQueue(j, now, "requeued: "+why, prefer)
 	c.needPass = true
 }
 
@@ -553,7 +557,7 @@ func (c *Controller) setHealth(n *node, why string) {
 	}
 	n.unhealthy = why
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("node health", "node", n.name, "err", err)
+		c.coreRefused("node health", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }

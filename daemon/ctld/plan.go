@@ -28,10 +28,12 @@ func (c *Controller) pass() {
 		if j := c.jobs[string(f.Job)]; j != nil {
 			var status *int
 			reason := f.Reason.String()
+			if f.Cause != 0 {
+				j.setCounts(f.Counts)
+			}
 			if f.Reason == sched.ReasonStartFailureRetries || f.Reason == sched.ReasonStartRefused {
 				st := -1 // as PBS's JOB_EXEC_FAIL1: the job never ran
 				status = &st
-				j.StartFailures++
 				if j.startErr != "" {
 					// The comment says why (qstat -f), not only the
 					// history: "StartRefused: job work directory refused: ...".
@@ -41,9 +43,9 @@ func (c *Controller) pass() {
 			c.finish(j, now, status, reason, "failed: "+f.Reason.String())
 		}
 	}
-	for _, id := range plan.Requeued {
-		if j := c.jobs[string(id)]; j != nil {
-			c.requeue(j, now)
+	for _, rq := range plan.Requeued {
+		if j := c.jobs[string(rq.Job)]; j != nil {
+			c.requeue(j, now, rq)
 		}
 	}
 	for _, id := range plan.Finished {
@@ -54,12 +56,11 @@ func (c *Controller) pass() {
 	for _, p := range plan.Preempts {
 		c.preempt(p, now)
 	}
-	split := c.borrowSplit(plan.Starts)
-	for i, s := range plan.Starts {
+	for _, s := range plan.Starts {
 		c.start(s, now)
-		if j := c.jobs[string(s.Job)]; j != nil {
-			j.Acct.RunBorrowed = split[i]
-		}
+	}
+	for _, h := range plan.Holds {
+		c.systemHold(h, now)
 	}
 	for _, pr := range plan.Pending {
 		j := c.jobs[string(pr.Job)]
@@ -71,11 +72,6 @@ func (c *Controller) pass() {
 			reason = ""
 		}
 		st := pendingState(j, pr.Reason)
-		if pr.Reason.NeverFits() && !strings.Contains(j.Hold, "s") {
-			j.Hold += "s"
-			j.history(now, "held by the system: "+reason)
-			c.markDirty(j.ID)
-		}
 		if j.State != st {
 			c.markDirty(j.ID)
 		}
@@ -94,7 +90,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 	if s.Array != "" {
 		parent := c.jobs[string(s.Array)]
 		if parent == nil {
-			c.log.Error("start of subjob of unknown array", "array", s.Array)
+			c.coreRefused("start of subjob of unknown array", "array", s.Array)
 			return
 		}
 		j = c.jobs[string(s.Job)]
@@ -111,10 +107,11 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 			c.markDirty(parent.ID)
 		}
 	} else if j = c.jobs[string(s.Job)]; j == nil {
-		c.log.Error("start of unknown job", "job", s.Job)
+		c.coreRefused("start of unknown job", "job", s.Job)
 		return
 	}
 	j.State, j.Reason, j.StartTime = api.StateRunning, "", now
+	j.Acct.RunBorrowed = s.Borrowed
 	j.Allocs = make([]api.Alloc, len(s.Allocs))
 	j.parts = map[string]*part{}
 	nodes := make([]string, len(s.Allocs))
@@ -132,11 +129,10 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 	c.markDirty(j.ID)
 	c.met.startLatency.Observe(now.Sub(j.SubmitTime).Seconds())
 	c.startDefaults(j, nodes)
-	order := c.startOrder(j, nodes)
-	for i, a := range s.Allocs {
+	order := startOrder(j, s, nodes)
+	for _, a := range s.Allocs {
 		o := order
 		o.GPUs = a.GPUs
-		_ = i
 		c.sendNode(a.Node, api.NodeMsg{Type: api.MsgStart, Start: &o})
 	}
 }
@@ -180,40 +176,57 @@ func subjobPath(p string, i int) string {
 	return fmt.Sprintf("%s.%d", p, i)
 }
 
-// startOrder is the order a node needs to run its part of j.
-func (c *Controller) startOrder(j *job, nodes []string) api.StartOrder {
-	p := c.cfg.Partition(j.Partition)
+// startOrder is the order a node needs to run its part of j, with what
+// the core resolved for the start.
+func startOrder(j *job, s sched.Start, nodes []string) api.StartOrder {
 	o := api.StartOrder{Job: j.Job, Run: j.Runs - 1, NodeList: nodes}
 	o.Job.History = nil
-	o.Image, o.Grace, o.Walltime = j.Image, j.Grace, j.Resources.Walltime
-	if p != nil {
-		if o.Image == "" {
-			o.Image = p.DefaultImage
-		}
-		o.Grace = c.grace(j)
-		if o.Walltime == 0 {
-			o.Walltime = p.DefaultWalltime // what the core's reservations count with
-		}
-	}
+	o.Image, o.Grace, o.Walltime = s.Image, s.Grace, s.Walltime
 	return o
 }
 
-// grace is the job's checkpoint grace period.
-// It is capped by the partition's max_preempt_grace (also when a reload
-// lowered the cap after the job was submitted).
+// grace is the grace of a stop the controller decides (qdel, qrerun):
+// the core's resolution for the job under the configuration as it is now
+// (capped by the partition's max_preempt_grace also when a reload lowered
+// the cap after the job was submitted).
 func (c *Controller) grace(j *job) time.Duration {
-	p := c.cfg.Partition(j.Partition)
-	g := j.Grace
-	if g <= 0 {
-		g = 30 * time.Second
-		if p != nil {
-			g = p.PreemptGrace
-		}
+	if g, ok := c.core.JobGrace(sched.JobID(j.ID)); ok {
+		return g
 	}
-	if p != nil && p.MaxPreemptGrace > 0 {
-		g = min(g, p.MaxPreemptGrace)
+	return sched.Grace(nil, schedGrace(j.Grace)) // a job the core no longer holds
+}
+
+// schedGrace is a job's qsub -W grace as the core takes it: none asked
+// for is its partition's.
+func schedGrace(g time.Duration) time.Duration {
+	if g <= 0 {
+		return sched.DefaultGrace
 	}
 	return g
+}
+
+// systemHold records a system hold the core set on a pending job, or
+// released.
+func (c *Controller) systemHold(h sched.HoldChange, now time.Time) {
+	j := c.jobs[string(h.Job)]
+	if j == nil || j.running() || j.finished() {
+		return
+	}
+	had := holdBits(j.Hold)
+	bits := had &^ h.Bit
+	if h.Set {
+		bits |= h.Bit
+	}
+	if bits == had {
+		return
+	}
+	j.Hold = holdLetters(bits)
+	if h.Set {
+		j.history(now, "held by the system: "+h.Reason.String())
+	} else {
+		j.history(now, "released by the system: it fits now")
+	}
+	c.markDirty(j.ID)
 }
 
 // preempt sends SIGTERM (and later SIGKILL) to a victim.
@@ -229,7 +242,7 @@ func (c *Controller) preempt(p sched.Preemption, now time.Time) {
 	c.markDirty(j.ID)
 	c.preempted[j.Share]++
 	c.met.preemptions.WithLabelValues(j.Share, p.Kind.String()).Inc()
-	c.stopJob(j, api.StopPreempted)
+	c.stopJobWithin(j, api.StopPreempted, p.Grace)
 }
 
 // stopJob orders every node of a running job to stop it.
@@ -249,23 +262,26 @@ func (c *Controller) stopJobWithin(j *job, reason api.StopReason, g time.Duratio
 	}
 }
 
-// requeue puts a job that ran back in the queue.
-func (c *Controller) requeue(j *job, now time.Time) {
-	info, ok := c.core.Job(sched.JobID(j.ID))
-	if ok && info.Job.StartFailures > j.StartFailures {
-		j.StartFailures = info.Job.StartFailures
-		c.backToQueue(j, now, fmt.Sprintf("requeued (its start failed, %d %s)", j.StartFailures, timesWord(j.StartFailures)))
-		return
+// requeue puts a job that ran back in the queue, as the core did: its
+// counters and where its checkpoint is are the core's.
+func (c *Controller) requeue(j *job, now time.Time, rq sched.Requeue) {
+	j.setCounts(rq.Counts)
+	n := rq.Counts.Of(rq.Cause)
+	var what string
+	switch rq.Cause {
+	case sched.CauseStartFailed, sched.CauseStartRefused:
+		what = fmt.Sprintf("requeued (its start failed, %d %s)", n, timesWord(n))
+	case sched.CauseNodeLost:
+		what = fmt.Sprintf("requeued (lost its node, %d %s)", n, timesWord(n))
+	default:
+		what = fmt.Sprintf("requeued (preempted %d %s)", n, timesWord(n))
 	}
-	if ok && info.Job.NodeFailures > j.NodeFailures {
-		j.NodeFailures = info.Job.NodeFailures
-		c.backToQueue(j, now, fmt.Sprintf("requeued (lost its node, %d %s)", j.NodeFailures, timesWord(j.NodeFailures)))
-		return
-	}
-	if ok {
-		j.Preemptions = info.Job.Preemptions
-	}
-	c.backToQueue(j, now, fmt.Sprintf("requeued (preempted %d %s)", j.Preemptions, timesWord(j.Preemptions)))
+	c.backToQueue(j, now, what, rq.PreferNode)
+}
+
+// setCounts takes the core's retry counters.
+func (j *job) setCounts(n sched.Counts) {
+	j.Preemptions, j.NodeFailures, j.StartFailures = n.Preemptions, n.NodeFailures, n.StartFailures
 }
 
 func timesWord(n int) string {
@@ -275,14 +291,14 @@ func timesWord(n int) string {
 	return "times"
 }
 
-// backToQueue ends a job's run and makes it pending again.
-func (c *Controller) backToQueue(j *job, now time.Time, what string) {
+// backToQueue ends a job's run and makes it pending again; prefer is
+// where the core will prefer to restart it: the node holding its
+// checkpoint, in a partition whose checkpoints are node-local.
+func (c *Controller) backToQueue(j *job, now time.Time, what, prefer string) {
 	c.accountRun(j, now)
 	j.State, j.Allocs, j.parts, j.Stopping, j.Reason, j.RequeueAt = api.StateQueued, nil, nil, "", "", time.Time{}
-	// Where the core will prefer to restart it: the node holding its
-	// checkpoint, in a partition whose checkpoints are node-local.
-	if info, ok := c.core.Job(sched.JobID(j.ID)); ok && info.Job.PreferNode != j.CheckpointNode {
-		j.CheckpointNode = info.Job.PreferNode
+	if prefer != j.CheckpointNode {
+		j.CheckpointNode = prefer
 		if j.CheckpointNode != "" {
 			what += "; its checkpoint is on " + j.CheckpointNode
 		}
@@ -320,6 +336,17 @@ func (c *Controller) wake(j *job) {
 		f(j)
 	}
 	delete(c.waiters, j.ID)
+}
+
+// coreRefusal marks the log record of an event the core refused, or of a
+// plan naming a job the controller lacks, where the controller's records
+// said all was well: the two disagree, which is a bug. The tests fail on
+// such a record (harness_test.go's failOnCoreRefusal).
+const coreRefusal = "core_refused"
+
+// coreRefused logs such a disagreement.
+func (c *Controller) coreRefused(msg string, args ...any) {
+	c.log.Error(msg, append(args, coreRefusal, true)...)
 }
 
 // apiAllocs converts the core's placements for the API.

@@ -52,7 +52,7 @@ func (c *Controller) nodeFaultStart(n *node, why string, now time.Time) {
 	c.log.Error("node drained: its container runtime cannot start containers", "node", n.name, "starts", len(n.faults), "last", why)
 	c.met.runtimeDrains.Inc()
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("drain of a failing node", "node", n.name, "err", err)
+		c.coreRefused("drain of a failing node", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }
@@ -66,7 +66,7 @@ func (c *Controller) retryRuntime(n *node, now time.Time) {
 	c.log.Info("node drained for its runtime: resumed on trial", "node", n.name, "drained_for", now.Sub(n.runtimeFailAt).Round(time.Second))
 	n.runtimeFail, n.trial = "", true
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("resume of a failing node for a trial", "node", n.name, "err", err)
+		c.coreRefused("resume of a failing node for a trial", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }
@@ -84,7 +84,7 @@ func (c *Controller) selfTested(n *node, passed uint64) {
 		"drained_for", c.now().Sub(n.runtimeFailAt).Round(time.Second))
 	n.clearRuntimeFail()
 	if err := c.syncDrain(n); err != nil {
-		c.log.Error("resume of a node whose runtime passed its self-test", "node", n.name, "err", err)
+		c.coreRefused("resume of a node whose runtime passed its self-test", "node", n.name, "err", err)
 	}
 	c.needPass = true
 }

@@ -10,46 +10,8 @@ import (
 
 // Job accounting: what each run's GPUs cost, kept in the job's api.Usage
 // (and so in the spool) until the job ends and its history record is
-// written.
-
-// borrowSplit says, for each start of a plan, how many of its GPUs are
-// beyond its share's quota: the starts are taken in order on top of what
-// the share held before the pass. A run keeps that split until it ends.
-func (c *Controller) borrowSplit(starts []sched.Start) []int {
-	if len(starts) == 0 {
-		return nil
-	}
-	type standing struct{ quota, held int }
-	shares := map[string]*standing{}
-	for _, u := range c.core.Shares() {
-		shares[u.Share] = &standing{quota: u.Quota, held: u.InUse}
-	}
-	gpus := func(s sched.Start) int {
-		n := 0
-		for _, a := range s.Allocs {
-			n += len(a.GPUs)
-		}
-		return n
-	}
-	// Shares() already counts this plan's starts.
-	for _, s := range starts {
-		if sh := shares[s.Share]; sh != nil {
-			sh.held -= gpus(s)
-		}
-	}
-	out := make([]int, len(starts))
-	for i, s := range starts {
-		sh := shares[s.Share]
-		if sh == nil {
-			continue
-		}
-		g := gpus(s)
-		owned := min(max(sh.quota-sh.held, 0), g)
-		out[i] = g - owned
-		sh.held += g
-	}
-	return out
-}
+// written. How many of a run's GPUs are borrowed is the core's
+// (sched.Start.Borrowed).
 
 // eligibleReason: a job pending for this reason could start if there were
 // room; one held, waiting for dependencies or its begin time could not.

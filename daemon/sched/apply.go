@@ -54,6 +54,10 @@ func checkRequest(jb *Job) error {
 		return fmt.Errorf("%w: job %s: hold %d", ErrInvalid, jb.ID, jb.Hold)
 	case jb.Walltime < 0 || jb.Walltime > MaxWalltime:
 		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, jb.ID, jb.Walltime, MaxWalltime)
+	case jb.Grace > MaxWalltime:
+		return fmt.Errorf("%w: job %s: grace %v (at most %v)", ErrInvalid, jb.ID, jb.Grace, MaxWalltime)
+	case len(jb.Image) > maxImageLen:
+		return fmt.Errorf("%w: job %s: image of %d bytes (at most %d)", ErrInvalid, jb.ID, len(jb.Image), maxImageLen)
 	}
 	return nil
 }

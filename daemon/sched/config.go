@@ -28,6 +28,12 @@ func validate(cfg Config) error {
 		if p.DefaultWalltime < 0 || p.DefaultWalltime > MaxWalltime {
 			return fmt.Errorf("%w: partition %q: default walltime %v", ErrInvalid, p.Name, p.DefaultWalltime)
 		}
+		if p.PreemptGrace < 0 || p.PreemptGrace > MaxWalltime || p.MaxPreemptGrace < 0 || p.MaxPreemptGrace > MaxWalltime {
+			return fmt.Errorf("%w: partition %q: grace %v, max %v (0..%v)", ErrInvalid, p.Name, p.PreemptGrace, p.MaxPreemptGrace, MaxWalltime)
+		}
+		if len(p.DefaultImage) > maxImageLen {
+			return fmt.Errorf("%w: partition %q: default image of %d bytes (at most %d)", ErrInvalid, p.Name, len(p.DefaultImage), maxImageLen)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}

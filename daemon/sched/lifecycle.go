@@ -39,11 +39,12 @@ func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
 	t.allocs, t.anodes, t.started = allocs, nodes, s.now
 	t.startGen = s.gen
 	t.reason, t.reported = ReasonNone, ReasonNone
+	borrowed := borrowedBy(sh, allocs)
 	s.hold(t)
 	for _, n := range nodes {
 		s.nodeRefresh(n)
 	}
-	st := Start{Job: t.ID, Share: sh.cfg.Name}
+	st := Start{Job: t.ID, Share: sh.cfg.Name, Borrowed: borrowed, Walltime: s.walltime(t), Grace: s.grace(t), Image: s.image(t)}
 	for _, a := range allocs {
 		st.Allocs = append(st.Allocs, Alloc{Node: a.Node, GPUs: append([]int(nil), a.GPUs...)})
 	}
@@ -142,15 +143,15 @@ func (s *Scheduler) cancelPending(j *job) {
 }
 
 // stopCause says why a job's processes are gone, for what its requeue
-// counts.
-type stopCause uint8
+// counts: the plan's RequeueCause, or stopExited.
+type stopCause = RequeueCause
 
 const (
-	stopExited       stopCause = iota // it ended (finished, or killed by qdel)
-	stopPreempted                     // the core preempted it
-	stopNodeLost                      // a node it ran on went down
-	stopStartFailed                   // its start failed on a node (StartFailed)
-	stopStartRefused                  // a node refused the job itself (StartFailed.Refused): no retry
+	stopExited       stopCause = 0                 // it ended (finished, or killed by qdel)
+	stopPreempted              = CausePreempted    // the core preempted it
+	stopNodeLost               = CauseNodeLost     // a node it ran on went down
+	stopStartFailed            = CauseStartFailed  // its start failed on a node (StartFailed)
+	stopStartRefused           = CauseStartRefused // a node refused the job itself (StartFailed.Refused): no retry
 )
 
 // stopped handles a job whose processes are gone. A preempted job or one
@@ -196,11 +197,11 @@ func (s *Scheduler) requeue(j *job, cause stopCause) {
 			limit, *n = 0, max(*n, 1)
 		}
 		if limit != Unlimited && *n > limit {
-			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r})
+			s.plan.Failed = append(s.plan.Failed, Failure{Job: j.ID, Reason: r, Cause: cause, Counts: j.counts()})
 			s.finish(j, outcome{started: true, failed: true})
 			return
 		}
-		s.plan.Requeued = append(s.plan.Requeued, j.ID)
+		s.plan.Requeued = append(s.plan.Requeued, Requeue{Job: j.ID, Cause: cause, Counts: j.counts(), PreferNode: j.PreferNode})
 	}
 	j.state = Pending
 	j.cancelled = false

@@ -92,12 +92,14 @@ func (s *Scheduler) checkNeverFits(j *job, mode nfCheck) {
 	case nf && mode == holdOrRelease && j.Hold&HoldSystem == 0:
 		j.neverFits, j.nfReason = true, r
 		j.Hold |= HoldSystem
+		s.plan.Holds = append(s.plan.Holds, HoldChange{Job: j.ID, Bit: HoldSystem, Set: true, Reason: r})
 		if p != nil {
 			p.neverFits = append(p.neverFits, j)
 		}
 	case !nf && j.neverFits:
 		j.neverFits = false
 		j.Hold &^= HoldSystem
+		s.plan.Holds = append(s.plan.Holds, HoldChange{Job: j.ID, Bit: HoldSystem})
 		if p != nil {
 			p.neverFits = removeJob(p.neverFits, j)
 		}

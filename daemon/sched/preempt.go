@@ -688,7 +688,7 @@ func (s *Scheduler) nominate(se *search) bool {
 		case v.share == sh:
 			kind = InShare
 		}
-		s.plan.Preempts = append(s.plan.Preempts, Preemption{Victim: v.ID, For: j.ID, Kind: kind})
+		s.plan.Preempts = append(s.plan.Preempts, Preemption{Victim: v.ID, For: j.ID, Kind: kind, Grace: s.grace(v)})
 		s.shareAdd(v.share, shareDelta{run: -v.gpuN, pre: v.gpuN})
 		v.state = Preempting
 		v.victimOf = nm

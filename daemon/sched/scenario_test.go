@@ -119,8 +119,8 @@ func comparePlan(p Plan, exp []scExpect) []string {
 	for _, x := range p.Preempts {
 		got = append(got, fmt.Sprintf("preempt %s for=%s kind=%s", x.Victim, x.For, x.Kind))
 	}
-	for _, id := range p.Requeued {
-		got = append(got, "requeued "+string(id))
+	for _, rq := range p.Requeued {
+		got = append(got, "requeued "+string(rq.Job))
 	}
 	for _, id := range p.Finished {
 		got = append(got, "finished "+string(id))

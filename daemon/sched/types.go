@@ -90,6 +90,12 @@ type Partition struct {
 	// DefaultWalltime is what a job that names no walltime counts as for
 	// reservations; 0 = such jobs may run forever.
 	DefaultWalltime time.Duration
+	// PreemptGrace is the grace of a job that asks for none (Job.Grace
+	// DefaultGrace); MaxPreemptGrace caps every job's (0: no cap).
+	PreemptGrace    time.Duration
+	MaxPreemptGrace time.Duration
+	// DefaultImage is the container image of a job that names none.
+	DefaultImage string
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -181,6 +187,12 @@ type Job struct {
 	// partition's DefaultWalltime. Reservations count with it, never with
 	// how long jobs really run.
 	Walltime time.Duration
+	// Grace is how long the job may take to exit once stopped (qsub -W
+	// grace); DefaultGrace (any negative) for its partition's
+	// PreemptGrace. Image is its container image; "" for its partition's
+	// DefaultImage. The core only resolves them for its plans.
+	Grace time.Duration
+	Image string
 
 	Nodes       int   // number of nodes, at least 1
 	GPUsPerNode int   // GPUs on each node
