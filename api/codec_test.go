@@ -48,7 +48,7 @@ func TestDecoder(t *testing.T) {
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	in := NodeMsg{V: Version, Type: MsgStart, Start: &StartOrder{Job: Job{ID: "1.t", Env: map[string]string{"A": "line\nbreak"}}, GPUs: []int{2, 3}}}
+	in := NodeMsg{V: NodeVersion, Type: MsgStart, Start: &StartOrder{Job: RunSpec{ID: "1.t", Env: map[string]string{"A": "line\nbreak"}}, GPUs: []int{2, 3}}}
 	if err := Encode(&buf, in); err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ type JobStateMsg struct {
 
 // StartOrder tells a node to run its part of a job.
 type StartOrder struct {
-	Job      Job           `json:"job"`
+	Job      RunSpec       `json:"job"`
 	Run      int           `json:"run"`
 	GPUs     []int         `json:"gpus"`      // indices on this node
 	NodeList []string      `json:"node_list"` // all nodes of the job, for PBS_NODEFILE

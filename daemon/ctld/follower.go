@@ -191,5 +191,5 @@ func (c *Controller) followNode(ctx context.Context, conn net.Conn) {
 		msg = "not the leader: this controller follows and no leader is known yet"
 	}
 	conn.SetWriteDeadline(time.Now().Add(requestTimeout))
-	api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: msg, NotLeader: true, Leader: addr})
+	api.Encode(conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgWelcome, Error: msg, NotLeader: true, Leader: addr})
 }

@@ -128,7 +128,7 @@ func nodeHello(t *testing.T, addr, node string) api.NodeMsg {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if err := api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: node, Secret: testSecret,
+	if err := api.Encode(conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: node, Secret: testSecret,
 		Inventory: &api.Inventory{}, Time: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

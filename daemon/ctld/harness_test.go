@@ -370,7 +370,7 @@ func (tc *testCluster) attachHello(hello api.NodeMsg) *scriptedNode {
 
 func (n *scriptedNode) send(m api.NodeMsg) {
 	n.t.Helper()
-	m.V = api.Version
+	m.V = api.NodeVersion
 	n.wmu.Lock()
 	defer n.wmu.Unlock()
 	if err := api.Encode(n.conn, m); err != nil {
@@ -393,7 +393,7 @@ func (n *scriptedNode) heartbeats(interval time.Duration) {
 			case <-t.C:
 			}
 			n.wmu.Lock()
-			err := api.Encode(n.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: n.name})
+			err := api.Encode(n.conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: n.name})
 			n.wmu.Unlock()
 			if err != nil {
 				return

@@ -76,7 +76,7 @@ func BenchmarkHelloStorm(b *testing.B) {
 						refused.Add(1)
 						continue
 					}
-					hello := api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: names[i], Secret: testSecret, Seq: 1,
+					hello := api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: names[i], Secret: testSecret, Seq: 1,
 						Inventory: &api.Inventory{Source: "config", CPUs: 8}, Time: time.Now()}
 					dec := api.NewDecoder(conn)
 					var w api.NodeMsg

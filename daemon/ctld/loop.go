@@ -217,7 +217,7 @@ func (c *Controller) tick() {
 func (c *Controller) markDirty(id string) { c.dirty[id] = true }
 
 func (c *Controller) sendNode(node string, m api.NodeMsg) {
-	m.V = api.Version
+	m.V = api.NodeVersion
 	c.outbox = append(c.outbox, outMsg{node: node, msg: m})
 }
 

@@ -161,7 +161,7 @@ func TestNodeCertOverTLS(t *testing.T) {
 			}
 			defer conn.Close()
 			conn.SetDeadline(time.Now().Add(testWait))
-			if err := api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: c.node, Secret: testSecret,
+			if err := api.Encode(conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: c.node, Secret: testSecret,
 				Inventory: &api.Inventory{Source: "config", CPUs: 8}, Seq: 1}); err != nil {
 				t.Fatal(err)
 			}

@@ -111,7 +111,7 @@ func (nc *nodeConn) beat() (m api.NodeMsg, due bool) {
 	ack, due := nc.ack, nc.ackDue
 	nc.ackDue = false
 	nc.mu.Unlock()
-	m = api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now(), Ack: ack}
+	m = api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Time: time.Now(), Ack: ack}
 	if nc.lease != nil {
 		m.Lease = time.Duration(nc.lease.Load())
 	}

@@ -3,6 +3,7 @@ package ctld
 import (
 	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,13 +55,17 @@ func TestHelloRefusalCodes(t *testing.T) {
 		name  string
 		hello api.NodeMsg
 		want  api.RefusalCode
+		text  string // in the refusal, when set
 	}{
-		{"bad secret", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "n1", Secret: "wrong"}, api.RefusedSecret},
-		{"unknown node", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "secret-n9", Secret: testSecret}, api.RefusedNode},
-		{"old protocol", api.NodeMsg{V: api.Version - 1, Type: api.MsgHello, Node: "n1", Secret: testSecret}, api.RefusedVersion},
+		{"bad secret", api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: "n1", Secret: "wrong"}, api.RefusedSecret, ""},
+		{"unknown node", api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: "secret-n9", Secret: testSecret}, api.RefusedNode, ""},
+		// Version 1 shipped the controller's job record in start orders.
+		{"old protocol", api.NodeMsg{V: 1, Type: api.MsgHello, Node: "n1", Secret: testSecret}, api.RefusedVersion,
+			"node protocol version 1, this controller speaks 2"},
+		{"newer protocol", api.NodeMsg{V: api.NodeVersion + 1, Type: api.MsgHello, Node: "n1", Secret: testSecret}, api.RefusedVersion, ""},
 		// The core refuses a NodeUp out of range: the node is told so.
-		{"cpus out of range", api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: "n1", Secret: testSecret,
-			Inventory: &api.Inventory{Source: "declared", CPUs: 1 << 30}}, api.RefusedOther},
+		{"cpus out of range", api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: "n1", Secret: testSecret,
+			Inventory: &api.Inventory{Source: "declared", CPUs: 1 << 30}}, api.RefusedOther, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,6 +80,9 @@ func TestHelloRefusalCodes(t *testing.T) {
 			var w api.NodeMsg
 			if err := api.NewDecoder(conn).Decode(&w); err != nil || w.Type != api.MsgWelcome || w.Error == "" || w.Code != c.want {
 				t.Fatalf("welcome %+v (%v), want code %q", w, err, c.want)
+			}
+			if !strings.Contains(w.Error, c.text) {
+				t.Errorf("refusal %q does not say %q", w.Error, c.text)
 			}
 		})
 	}

@@ -150,7 +150,7 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 			attrs = append(attrs, "cert", certNames(nc.cert))
 		}
 		c.log.Warn("node refused", append(attrs, "err", refused)...)
-		api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Error: refused.Error(), Code: refusalCode(refused)})
+		api.Encode(conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgWelcome, Error: refused.Error(), Code: refusalCode(refused)})
 		return
 	}
 	defer c.post(context.Background(), func() { c.nodeGone(nc) })
@@ -208,8 +208,9 @@ func nodeReadBound(timeout time.Duration) time.Duration { return 2*timeout + tim
 // any other container is stopped; jobs it should run but does not are
 // requeued. Runs on the loop.
 func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
-	if h.V != api.Version {
-		return &refusal{api.RefusedVersion, fmt.Sprintf("protocol version %d, want %d", h.V, api.Version)}
+	if h.V != api.NodeVersion {
+		return &refusal{api.RefusedVersion, fmt.Sprintf("node protocol version %d, this controller speaks %d: run the same sharq release on the node and the controller",
+			h.V, api.NodeVersion)}
 	}
 	if len(c.secret) > 0 && subtle.ConstantTimeCompare([]byte(h.Secret), c.secret) != 1 {
 		return &refusal{api.RefusedSecret, "bad secret"}
@@ -289,7 +290,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 		n.up = true
 		c.log.Info("node up", "node", h.Node, "gpus", gpus)
 	}
-	nc.send(api.NodeMsg{V: api.Version, Type: api.MsgWelcome, Time: now, Ack: h.Seq, Lease: c.jobLease()})
+	nc.send(api.NodeMsg{V: api.NodeVersion, Type: api.MsgWelcome, Time: now, Ack: h.Seq, Lease: c.jobLease()})
 
 	c.setHealth(n, h.Health)
 	c.selfTested(n, h.SelfTests)

@@ -52,7 +52,7 @@ func (p *panicLog) panicked() string {
 // another node runs: it stays running on n2.
 func FuzzNodeMessages(f *testing.F) {
 	line := func(m api.NodeMsg) []byte {
-		m.V = api.Version
+		m.V = api.NodeVersion
 		b, err := json.Marshal(m)
 		if err != nil {
 			f.Fatal(err)

@@ -75,7 +75,7 @@ func TestReloadWithNodesAttached(t *testing.T) {
 					return
 				default:
 				}
-				if err := api.Encode(n.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Time: time.Now()}); err != nil {
+				if err := api.Encode(n.conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Time: time.Now()}); err != nil {
 					t.Errorf("heartbeat: %v", err)
 					return
 				}

@@ -148,7 +148,7 @@ func TestRerun(t *testing.T) {
 	}
 	n2.report(running, 1, "exited", 271)
 	n2.expect(api.MsgRemove)
-	if st := n2.expect(api.MsgStart).Start; st.Job.ID != running || st.Run != 2 || st.Job.Preemptions != 0 {
+	if st := n2.expect(api.MsgStart).Start; st.Job.ID != running || st.Run != 2 {
 		t.Fatalf("restart order %+v, want run 2 of %s", st, running)
 	}
 }

@@ -179,10 +179,20 @@ func subjobPath(p string, i int) string {
 // startOrder is the order a node needs to run its part of j, with what
 // the core resolved for the start.
 func startOrder(j *job, s sched.Start, nodes []string) api.StartOrder {
-	o := api.StartOrder{Job: j.Job, Run: j.Runs - 1, NodeList: nodes}
-	o.Job.History = nil
-	o.Image, o.Grace, o.Walltime = s.Image, s.Grace, s.Walltime
-	return o
+	return api.StartOrder{Job: runSpec(j), Run: j.Runs - 1, NodeList: nodes, Image: s.Image, Grace: s.Grace, Walltime: s.Walltime}
+}
+
+// runSpec is what a node needs of j (api.RunSpec): none of its
+// accounting, history or counters.
+func runSpec(j *job) api.RunSpec {
+	return api.RunSpec{
+		ID: j.ID, Name: j.Name, Share: j.Share, ArrayParent: j.ArrayParent, ArrayIndex: j.ArrayIndex,
+		Owner:  j.Owner,
+		Script: j.Script, Shell: j.Shell, Command: j.Command, WorkDir: j.WorkDir, Env: j.Env,
+		Stdout: j.Stdout, Stderr: j.Stderr, Umask: j.Umask, Interactive: j.Interactive,
+		Resources: api.RunResources{CPUsPerNode: j.Resources.CPUsPerNode, MemPerNode: j.Resources.MemPerNode,
+			MPIProcs: j.Resources.MPIProcs, OMPThreads: j.Resources.OMPThreads},
+	}
 }
 
 // grace is the grace of a stop the controller decides (qdel, qrerun):

@@ -201,7 +201,7 @@ func TestPrometheusDashboardAndAlerts(t *testing.T) {
 			case <-beat:
 				return
 			case <-time.After(500 * time.Millisecond):
-				api.Encode(n.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: "n1"})
+				api.Encode(n.conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: "n1"})
 			}
 		}
 	}()

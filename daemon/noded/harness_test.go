@@ -121,7 +121,7 @@ func (c *ctl) handshake(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	w := api.NodeMsg{V: api.Version, Type: api.MsgWelcome}
+	w := api.NodeMsg{V: api.NodeVersion, Type: api.MsgWelcome}
 	c.mu.Lock()
 	lease := c.lease
 	if lease > 0 {
@@ -243,7 +243,7 @@ func (p *peer) read(dec *api.Decoder) {
 				if p.acking {
 					p.lastAck = m.Seq
 				}
-				api.Encode(p.conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Ack: p.lastAck, Lease: p.lease})
+				api.Encode(p.conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Ack: p.lastAck, Lease: p.lease})
 			}
 		case m.Type == api.MsgJobState && m.JobState != nil:
 			p.states = append(p.states, *m.JobState)
@@ -259,7 +259,7 @@ func (p *peer) read(dec *api.Decoder) {
 
 func (p *peer) send(t *testing.T, m api.NodeMsg) {
 	t.Helper()
-	m.V = api.Version
+	m.V = api.NodeVersion
 	if err := api.Encode(p.conn, m); err != nil {
 		t.Fatalf("send %s: %v", m.Type, err)
 	}
@@ -497,10 +497,9 @@ func (e *env) order(t *testing.T, id, script string, gpus ...int) api.StartOrder
 	}
 	out := filepath.Join(wd, "out")
 	return api.StartOrder{
-		Job: api.Job{
+		Job: api.RunSpec{
 			ID: id, Name: "job-" + id, Owner: api.Owner{User: "alice", UID: 1000, GID: 1000},
-			Share: "teamA", Partition: "p", Script: script, WorkDir: wd, Stdout: out, Stderr: out,
-			Resources: api.Resources{Nodes: 1, GPUsPerNode: len(gpus)},
+			Share: "teamA", Script: script, WorkDir: wd, Stdout: out, Stderr: out,
 		},
 		GPUs: gpus, Image: e.image, Grace: 2 * time.Second, NodeList: []string{"n1"},
 	}

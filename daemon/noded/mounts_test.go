@@ -43,7 +43,7 @@ func TestPrepareSpecSite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			o := &api.StartOrder{Image: c.image, Job: api.Job{
+			o := &api.StartOrder{Image: c.image, Job: api.RunSpec{
 				ID: "7.lab", WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/e", Command: []string{"true"},
 				Owner: api.Owner{User: "u", UID: c.uid, GID: c.uid}, Env: c.env,
 			}}

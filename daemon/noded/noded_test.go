@@ -26,7 +26,7 @@ func TestHelloInventoryHeartbeat(t *testing.T) {
 	e.run(t, "n1")
 	p := e.ctl.accept(t)
 	h := p.hello
-	if h.Type != api.MsgHello || h.V != api.Version || h.Node != "n1" || h.Secret != testSecret {
+	if h.Type != api.MsgHello || h.V != api.NodeVersion || h.Node != "n1" || h.Secret != testSecret {
 		t.Errorf("hello %+v", h)
 	}
 	if h.Error != "" {
@@ -544,7 +544,6 @@ func TestSeveralNodesOneContainerd(t *testing.T) {
 	}
 	o := e.order(t, "110.t", "cat $PBS_NODEFILE > nodes-$SHARQ_NODE.txt\n", 0)
 	o.NodeList = []string{"n1", "n2"}
-	o.Job.Resources.Nodes = 2
 	for _, n := range []string{"n1", "n2"} {
 		peers[n].start(t, o)
 	}

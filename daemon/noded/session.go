@@ -72,7 +72,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	inv := c.inv.Inventory
 	c.sup.lease.connect()
 	hello := api.NodeMsg{
-		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
+		V: api.NodeVersion, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
 		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.health.get(),
 		SelfTests: c.sup.selfTest.passed.Load(),
 		Error:     strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(),
@@ -97,8 +97,8 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		return false, fmt.Errorf("%w: %s", ErrBadCert, w.Error)
 	case w.Error != "" || w.Code != api.RefusedNoReason:
 		return false, fmt.Errorf("%w: %s (%s)", ErrRefused, w.Error, w.Code)
-	case w.V != api.Version:
-		return false, fmt.Errorf("node %s: protocol version %d, this node speaks %d", c.node, w.V, api.Version)
+	case w.V != api.NodeVersion:
+		return false, fmt.Errorf("node %s: protocol version %d, this node speaks %d", c.node, w.V, api.NodeVersion)
 	}
 	if err := c.epochs.observe(w.Epoch); err != nil {
 		return false, fmt.Errorf("%w: controller %s: %w", ErrRefused, nc.RemoteAddr(), err)
@@ -137,7 +137,7 @@ func (c *conn) writer(ctx context.Context, nc net.Conn, unlisted bool) error {
 			if !ok {
 				break
 			}
-			if err := c.send(nc, api.NodeMsg{V: api.Version, Type: api.MsgJobState, Node: c.node, JobState: &m, Time: time.Now()}); err != nil {
+			if err := c.send(nc, api.NodeMsg{V: api.NodeVersion, Type: api.MsgJobState, Node: c.node, JobState: &m, Time: time.Now()}); err != nil {
 				return fmt.Errorf("node %s: write: %w", c.node, err)
 			}
 			c.sup.out.pop()
@@ -170,7 +170,7 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 
 // heartbeat1 sends one heartbeat, with the node's health.
 func (c *conn) heartbeat1(nc net.Conn) error {
-	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now(), Seq: c.sup.lease.send(),
+	m := api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now(), Seq: c.sup.lease.send(),
 		SelfTests: c.sup.selfTest.passed.Load()}
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)

@@ -52,10 +52,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 	if err := checkJobID(j.ID); err != nil {
 		return runtime.Spec{}, err
 	}
-	image := o.Image
-	if image == "" {
-		image = j.Image
-	}
+	image := o.Image // resolved by the controller (the job's or its partition's)
 	switch {
 	case image == "":
 		return runtime.Spec{}, fmt.Errorf("%w: job %s: no image", ErrBadOrder, j.ID)
@@ -171,7 +168,7 @@ func prepareSpec(o *api.StartOrder, in specInput) (runtime.Spec, error) {
 
 // home is the job owner's home directory: this node's user database's,
 // else the one qsub saw (PBS_O_HOME), else "".
-func home(lookup func(uint32) string, j *api.Job) string {
+func home(lookup func(uint32) string, j *api.RunSpec) string {
 	if lookup != nil {
 		if h := lookup(j.Owner.UID); filepath.IsAbs(h) {
 			return h

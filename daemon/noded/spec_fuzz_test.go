@@ -23,16 +23,16 @@ import (
 // within maxNodeFile.
 func FuzzStartOrder(f *testing.F) {
 	seeds := []api.StartOrder{
-		{Run: 1, Image: "img", GPUs: []int{2, 0}, NodeList: []string{"n1", "n2"}, Job: api.Job{
+		{Run: 1, Image: "img", GPUs: []int{2, 0}, NodeList: []string{"n1", "n2"}, Job: api.RunSpec{
 			ID: "5.lab", Name: "j", WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/e", Script: "#!/bin/sh\n#PBS -l ngpus=2\necho hi\n",
 			Owner:     api.Owner{User: "u", UID: 1000, GID: 1001, Groups: []uint32{1001, 2000}},
 			Env:       map[string]string{"PBS_O_HOME": "/home/u", "A": "b"},
-			Resources: api.Resources{Nodes: 2, GPUsPerNode: 2, CPUsPerNode: 4, MemPerNode: 1 << 30, MPIProcs: 4},
+			Resources: api.RunResources{CPUsPerNode: 4, MemPerNode: 1 << 30, MPIProcs: 4},
 		}},
-		{Image: "host", Job: api.Job{ID: "6[3].lab", WorkDir: "/", Command: []string{"true"}, Owner: api.Owner{UID: 1, GID: 1}}},
-		{Image: "img", Job: api.Job{ID: "7.lab", WorkDir: "/w", Interactive: true, Shell: "/bin/bash", Owner: api.Owner{UID: 1000, GID: 1000}}},
-		{Image: "img", GPUs: []int{3}, Job: api.Job{ID: "..", WorkDir: "w", Script: "x"}},
-		{Image: "img", NodeList: []string{"n1"}, Job: api.Job{ID: "8.lab", WorkDir: "/w", Script: "x", Resources: api.Resources{MPIProcs: 1 << 40}}},
+		{Image: "host", Job: api.RunSpec{ID: "6[3].lab", WorkDir: "/", Command: []string{"true"}, Owner: api.Owner{UID: 1, GID: 1}}},
+		{Image: "img", Job: api.RunSpec{ID: "7.lab", WorkDir: "/w", Interactive: true, Shell: "/bin/bash", Owner: api.Owner{UID: 1000, GID: 1000}}},
+		{Image: "img", GPUs: []int{3}, Job: api.RunSpec{ID: "..", WorkDir: "w", Script: "x"}},
+		{Image: "img", NodeList: []string{"n1"}, Job: api.RunSpec{ID: "8.lab", WorkDir: "/w", Script: "x", Resources: api.RunResources{MPIProcs: 1 << 40}}},
 	}
 	for _, o := range seeds {
 		b, err := json.Marshal(o)

@@ -43,11 +43,11 @@ func TestPrepareSpec(t *testing.T) {
 	base := func() *api.StartOrder {
 		return &api.StartOrder{
 			Run: 1, Image: "img", Grace: time.Second, NodeList: []string{"n1", "n2"},
-			Job: api.Job{
+			Job: api.RunSpec{
 				ID: "5.lab", Name: "j", WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/e",
 				Owner:     api.Owner{User: "u", UID: 1000, GID: 1001, Groups: []uint32{1001, 2000}},
 				Script:    "echo hi\n",
-				Resources: api.Resources{Nodes: 2, GPUsPerNode: 2, CPUsPerNode: 4, MemPerNode: 1 << 30},
+				Resources: api.RunResources{CPUsPerNode: 4, MemPerNode: 1 << 30},
 			},
 		}
 	}
@@ -89,10 +89,6 @@ func TestPrepareSpec(t *testing.T) {
 					t.Errorf("script file written for a command job: %v", err)
 				}
 			},
-		},
-		{
-			name: "job image when the order has none",
-			edit: func(o *api.StartOrder) { o.Image, o.Job.Image = "", "own" },
 		},
 		{name: "no image", edit: func(o *api.StartOrder) { o.Image = "" }, wantErr: "no image"},
 		{name: "relative workdir", edit: func(o *api.StartOrder) { o.Job.WorkDir = "w" }, wantErr: "not absolute"},
@@ -255,7 +251,7 @@ func BenchmarkPrepareSpec(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		o := &api.StartOrder{Image: "img", GPUs: []int{0}, Job: api.Job{
+		o := &api.StartOrder{Image: "img", GPUs: []int{0}, Job: api.RunSpec{
 			ID: fmt.Sprintf("%d.bench", i), WorkDir: "/w", Stdout: "/w/o", Stderr: "/w/o",
 			Owner: api.Owner{UID: 1000, GID: 1000}, Script: "#!/bin/sh\ntrue\n",
 		}}

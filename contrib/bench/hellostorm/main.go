@@ -208,7 +208,7 @@ func (s *storm) node(i int) {
 func (s *storm) session(conn net.Conn, name string, seq *uint64) error {
 	defer conn.Close()
 	dec := api.NewDecoder(conn)
-	hello := api.NodeMsg{V: api.Version, Type: api.MsgHello, Node: name, Secret: s.secret, Seq: *seq,
+	hello := api.NodeMsg{V: api.NodeVersion, Type: api.MsgHello, Node: name, Secret: s.secret, Seq: *seq,
 		Inventory: &api.Inventory{Source: "config", CPUs: 8 * s.cfg.gpus}, Time: time.Now()}
 	*seq++
 	conn.SetDeadline(time.Now().Add(30 * time.Second))
@@ -250,7 +250,7 @@ func (s *storm) session(conn net.Conn, name string, seq *uint64) error {
 			case <-t.C:
 				mu.Lock()
 				*seq++
-				err := api.Encode(conn, api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: name, Seq: *seq, Time: time.Now()})
+				err := api.Encode(conn, api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: name, Seq: *seq, Time: time.Now()})
 				mu.Unlock()
 				if err != nil {
 					conn.Close()
