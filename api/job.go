@@ -171,12 +171,14 @@ type Job struct {
 	// CheckpointNode is the node that holds the job's checkpoint where its
 	// partition keeps checkpoints node-local (checkpoints = "local"): a
 	// requeued job is placed there when the node has room.
-	CheckpointNode string    `json:"checkpoint_node,omitempty"`
-	Runs           int       `json:"runs"` // times started; run N's SHARQ_RESTART_COUNT is N-1
-	ExitStatus     *int      `json:"exit_status,omitempty"`
-	SubmitTime     time.Time `json:"submit_time"`
-	StartTime      time.Time `json:"start_time,omitzero"`
-	EndTime        time.Time `json:"end_time,omitzero"`
+	CheckpointNode string `json:"checkpoint_node,omitempty"`
+	Runs           int    `json:"runs"` // times started; run N's SHARQ_RESTART_COUNT is N-1
+	ExitStatus     *int   `json:"exit_status,omitempty"`
+	// Outcome is how a finished job ended.
+	Outcome    Outcome   `json:"outcome,omitempty"`
+	SubmitTime time.Time `json:"submit_time"`
+	StartTime  time.Time `json:"start_time,omitzero"`
+	EndTime    time.Time `json:"end_time,omitzero"`
 	// Used is the run time summed over all runs (Time Use in qstat).
 	Used    time.Duration  `json:"used,omitempty"`
 	History []HistoryEntry `json:"history,omitempty"`

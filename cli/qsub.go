@@ -583,13 +583,8 @@ func qsubRun(ctx context.Context, sys *Sys, cmd *qsubOpts, rest []string, dashda
 	if opts.errPath != nil {
 		job.Stderr = outputPath(sys.Dir, *opts.errPath)
 	}
-	if opts.join != nil {
-		switch *opts.join {
-		case "oe":
-			job.Join, job.Stderr = "oe", job.Stdout
-		case "eo":
-			job.Join, job.Stdout = "eo", job.Stderr
-		}
+	if opts.join != nil && (*opts.join == "oe" || *opts.join == "eo") {
+		job.Join = *opts.join // the controller joins the paths (api.OutputPaths)
 	}
 	if opts.image != nil {
 		job.Image = *opts.image

@@ -78,7 +78,7 @@ func TestQsubJob(t *testing.T) {
 				j.Script = "#!/bin/bash\n#PBS -N fromdir\n#PBS -l select=2:ngpus=8:ncpus=32\n#PBS -l walltime=1:00:00\n#PBS -q research -p 7\n#PBS -j oe -o logs\n#PBS -W depend=afterok:5,umask=027 -V\ncd $PBS_O_WORKDIR\n#PBS -N ignored\n"
 				j.Umask = "027"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 8, CPUsPerNode: 32, Walltime: time.Hour}
-				j.Join, j.Stdout, j.Stderr = "oe", filepath.Join(dir, "logs"), filepath.Join(dir, "logs")
+				j.Join, j.Stdout = "oe", filepath.Join(dir, "logs") // the controller joins stderr (api.OutputPaths)
 				j.Deps = []api.Dep{{Type: "afterok", On: "5"}}
 				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
 					j.Env[k] = v
@@ -161,9 +161,10 @@ func TestQsubJob(t *testing.T) {
 			},
 		},
 		{
-			name: "join eo keeps the error path", args: []string{"-j", "eo", "-e", "e.log", "-o", "o.log", "job.sh"}, files: map[string]string{"job.sh": testScript},
+			// Both paths go; the controller keeps the error path (api.OutputPaths).
+			name: "join eo sends both paths", args: []string{"-j", "eo", "-e", "e.log", "-o", "o.log", "job.sh"}, files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.JobSpec) {
-				j.Join, j.Stdout, j.Stderr = "eo", filepath.Join(dir, "e.log"), filepath.Join(dir, "e.log")
+				j.Join, j.Stdout, j.Stderr = "eo", filepath.Join(dir, "o.log"), filepath.Join(dir, "e.log")
 			},
 		},
 		{

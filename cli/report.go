@@ -283,14 +283,13 @@ func writeUsageTable(w io.Writer, by string, rows []api.UsageRow, sys *Sys) erro
 var jobColumns = []string{"job_id", "user", "share", "partition", "name", "gpus", "nodes", "submit", "eligible", "start", "end",
 	"elapsed_s", "exit_status", "state", "reason", "runs", "preemptions", "owned_gpu_h", "borrowed_gpu_h", "lost_gpu_h", "grace_gpu_h"}
 
+// stateOf is a history job's outcome (a controller before outcomes were
+// recorded sends none: its exit status's).
 func stateOf(j *api.Job) string {
-	switch {
-	case j.Reason == "Deleted":
-		return "deleted"
-	case j.ExitStatus != nil && *j.ExitStatus == 0:
-		return "completed"
+	if j.Outcome != api.OutcomeNone {
+		return string(j.Outcome)
 	}
-	return "failed"
+	return string(api.ExitOutcome(j.ExitStatus))
 }
 
 func rfc(t time.Time) string {

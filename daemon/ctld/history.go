@@ -365,7 +365,7 @@ func (c *Controller) replayHistory() {
 	slices.SortFunc(todo, func(a, b *job) int { return a.EndTime.Compare(b.EndTime) })
 	recs := make([]acct.Record, len(todo))
 	for i, j := range todo {
-		recs[i] = historyRecord(j, "")
+		recs[i] = historyRecord(&j.Job)
 	}
 	if len(recs) > 0 {
 		c.log.Info("job history: replaying records not yet written", "jobs", len(recs))

@@ -2,8 +2,6 @@ package ctld
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -146,34 +144,11 @@ func newSubjob(parent *job, id string, i int) *job {
 	for k, v := range parent.Env {
 		j.Env[k] = v
 	}
-	j.Stdout = subjobPath(parent.Stdout, i)
-	if parent.Stderr == parent.Stdout {
-		j.Stderr = j.Stdout
-	} else {
-		j.Stderr = subjobPath(parent.Stderr, i)
-	}
+	j.Stdout, j.Stderr = api.SubjobOutputPaths(parent.Stdout, parent.Stderr, i)
 	j.History, j.Runs, j.Preemptions, j.NodeFailures, j.StartFailures, j.StartTime = nil, 0, 0, 0, 0, time.Time{}
 	j.Acct = api.Usage{Eligible: parent.Acct.Eligible}
 	j.history(parent.SubmitTime, "submitted as part of "+parent.ID)
 	return j
-}
-
-// arrayIndexPlaceholder in a -o or -e path is PBS's stand-in for the
-// subjob's index.
-const arrayIndexPlaceholder = "^array_index^"
-
-// subjobPath gives each subjob its own output file: the index replaces
-// ^array_index^ where the path has it (out.^array_index^.log ->
-// out.7.log), else it is appended (NAME.o12 -> NAME.o12.7). /dev/null
-// stays /dev/null: every subjob discards its output there.
-func subjobPath(p string, i int) string {
-	if p == os.DevNull {
-		return p
-	}
-	if strings.Contains(p, arrayIndexPlaceholder) {
-		return strings.ReplaceAll(p, arrayIndexPlaceholder, strconv.Itoa(i))
-	}
-	return fmt.Sprintf("%s.%d", p, i)
 }
 
 // startOrder is the order a node needs to run its part of j, with what
@@ -317,17 +292,30 @@ func (c *Controller) backToQueue(j *job, now time.Time, what, prefer string) {
 	c.markDirty(j.ID)
 }
 
-// finish ends a job for good and wakes qsub -W block waiters.
+// finish ends a job for good and wakes qsub -W block waiters. Its outcome
+// is its exit status's, or deleted when qdel stopped its run.
 func (c *Controller) finish(j *job, now time.Time, status *int, reason, what string) {
+	o := api.ExitOutcome(status)
+	if j.Stopping == string(api.StopDeleted) {
+		o = api.OutcomeDeleted
+	}
+	c.finishAs(j, now, status, reason, what, o)
+}
+
+// finishDeleted ends a job qdel deleted (pending, or its run already gone).
+func (c *Controller) finishDeleted(j *job, now time.Time, what string) {
+	c.finishAs(j, now, nil, "Deleted", what, api.OutcomeDeleted)
+}
+
+func (c *Controller) finishAs(j *job, now time.Time, status *int, reason, what string, o api.Outcome) {
 	c.accountRun(j, now)
-	stopping := j.Stopping
-	j.State, j.Reason, j.ExitStatus, j.EndTime = api.StateFinished, reason, status, now
+	j.State, j.Reason, j.ExitStatus, j.EndTime, j.Outcome = api.StateFinished, reason, status, now, o
 	j.parts, j.Stopping, j.RequeueAt = nil, "", time.Time{}
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.refund(j)
 	if c.hist != nil {
-		c.hist.add(historyRecord(j, stopping))
+		c.hist.add(historyRecord(&j.Job))
 	}
 	c.wake(j)
 }

@@ -210,7 +210,7 @@ func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 			return nil
 		}
 	}
-	c.finish(j, now, nil, "Deleted", "deleted by qdel")
+	c.finishDeleted(j, now, "deleted by qdel")
 	return nil
 }
 
@@ -688,7 +688,7 @@ func (c *Controller) unstartedSubjob(id Identity, s string) ([]*job, *api.Error)
 	}
 	j := newSubjob(parent, sub, idx)
 	c.jobs[j.ID] = j
-	c.finish(j, c.now(), nil, "Deleted", "deleted by qdel before it started")
+	c.finishDeleted(j, c.now(), "deleted by qdel before it started")
 	c.needPass = true
 	return nil, nil
 }

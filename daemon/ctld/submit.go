@@ -95,14 +95,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	j.request = spec.RequestID
 	j.SubmitTime = now
 	j.State = api.StateQueued
-	j.Stdout = outputPath(j.Stdout, j.WorkDir, fmt.Sprintf("%s.o%d", j.Name, seq))
-	j.Stderr = outputPath(j.Stderr, j.WorkDir, fmt.Sprintf("%s.e%d", j.Name, seq))
-	switch j.Join {
-	case "oe":
-		j.Stderr = j.Stdout
-	case "eo":
-		j.Stdout = j.Stderr
-	}
+	j.Stdout, j.Stderr = api.OutputPaths(j.Stdout, j.Stderr, j.Join, j.WorkDir, j.Name, seq)
 	if j.Env == nil {
 		j.Env = map[string]string{}
 	}
@@ -383,16 +376,4 @@ func coreError(id string, err error) *api.Error {
 		code = api.CodeInvalidState
 	}
 	return &api.Error{Code: code, Message: err.Error(), ID: id}
-}
-
-// outputPath resolves qsub -o/-e: empty means the default name in the
-// submit directory; a path ending in "/" is a directory for the default name.
-func outputPath(p, workdir, def string) string {
-	switch {
-	case p == "":
-		return filepath.Join(workdir, def)
-	case strings.HasSuffix(p, "/"):
-		return filepath.Join(p, def)
-	}
-	return p
 }

@@ -53,30 +53,90 @@ func (j *job) accountGPUs(now time.Time) {
 	j.Acct.RunBorrowed, j.Acct.StopSent = 0, time.Time{}
 }
 
-// historyRecord is the job's history record; stopping is why its last run
-// was stopped ("deleted", "preempted", ...), if it was.
-func historyRecord(j *job, stopping string) acct.Record {
-	r := acct.Record{
-		ID: j.ID, Seq: j.Seq, ArrayParent: j.ArrayParent, ArrayIndex: j.ArrayIndex, ArrayIndices: j.ArrayIndices,
-		Name: j.Name, User: j.Owner.User, UID: j.Owner.UID, GID: j.Owner.GID, Share: j.Share, Partition: j.Partition,
-		Nodes: max(j.Resources.Nodes, 1), GPUsPerNode: j.Resources.GPUsPerNode, CPUsPerNode: j.Resources.CPUsPerNode,
-		MemPerNode: j.Resources.MemPerNode, Walltime: j.Resources.Walltime,
-		Submit: j.SubmitTime, Eligible: j.Acct.Eligible, Start: j.StartTime, End: j.EndTime, Used: j.Used,
-		Runs: j.Runs, Preemptions: j.Preemptions, ExitStatus: j.ExitStatus, Reason: j.Reason,
-		OwnedGPUSeconds: j.Acct.Owned, BorrowedGPUSeconds: j.Acct.Borrowed,
-		LostGPUSeconds: j.Acct.Lost, GraceGPUSeconds: j.Acct.Grace,
-	}
-	// Where its last run ran (finish keeps Allocs; a job that never ran has none).
-	for _, a := range j.Allocs {
-		r.Allocs = append(r.Allocs, acct.Alloc{Node: a.Node, GPUs: a.GPUs})
-	}
+// historyField is one row of the mapping between a finished job (api.Job,
+// what qstat shows) and its history record (acct.Record): it copies one
+// field each way. historyFields is the only place the two meet, and
+// TestHistoryMapping fails when either type gains a field no row (or its
+// list of fields the history does not keep) covers.
+type historyField struct {
+	name     string
+	toRecord func(*api.Job, *acct.Record)
+	toJob    func(*acct.Record, *api.Job)
+}
+
+// same is the row of a field both sides hold as the same type.
+func same[T any](name string, jf func(*api.Job) *T, rf func(*acct.Record) *T) historyField {
+	return historyField{name,
+		func(j *api.Job, r *acct.Record) { *rf(r) = *jf(j) },
+		func(r *acct.Record, j *api.Job) { *jf(j) = *rf(r) }}
+}
+
+var historyFields = []historyField{
+	same("id", func(j *api.Job) *string { return &j.ID }, func(r *acct.Record) *string { return &r.ID }),
+	same("seq", func(j *api.Job) *uint64 { return &j.Seq }, func(r *acct.Record) *uint64 { return &r.Seq }),
+	same("array parent", func(j *api.Job) *string { return &j.ArrayParent }, func(r *acct.Record) *string { return &r.ArrayParent }),
+	same("array index", func(j *api.Job) *int { return &j.ArrayIndex }, func(r *acct.Record) *int { return &r.ArrayIndex }),
+	same("array indices", func(j *api.Job) *string { return &j.ArrayIndices }, func(r *acct.Record) *string { return &r.ArrayIndices }),
+	same("name", func(j *api.Job) *string { return &j.Name }, func(r *acct.Record) *string { return &r.Name }),
+	same("user", func(j *api.Job) *string { return &j.Owner.User }, func(r *acct.Record) *string { return &r.User }),
+	same("uid", func(j *api.Job) *uint32 { return &j.Owner.UID }, func(r *acct.Record) *uint32 { return &r.UID }),
+	same("gid", func(j *api.Job) *uint32 { return &j.Owner.GID }, func(r *acct.Record) *uint32 { return &r.GID }),
+	same("share", func(j *api.Job) *string { return &j.Share }, func(r *acct.Record) *string { return &r.Share }),
+	same("partition", func(j *api.Job) *string { return &j.Partition }, func(r *acct.Record) *string { return &r.Partition }),
+	{"nodes", // a job asks for at least one
+		func(j *api.Job, r *acct.Record) { r.Nodes = max(j.Resources.Nodes, 1) },
+		func(r *acct.Record, j *api.Job) { j.Resources.Nodes = r.Nodes }},
+	same("gpus per node", func(j *api.Job) *int { return &j.Resources.GPUsPerNode }, func(r *acct.Record) *int { return &r.GPUsPerNode }),
+	same("cpus per node", func(j *api.Job) *int { return &j.Resources.CPUsPerNode }, func(r *acct.Record) *int { return &r.CPUsPerNode }),
+	same("mem per node", func(j *api.Job) *int64 { return &j.Resources.MemPerNode }, func(r *acct.Record) *int64 { return &r.MemPerNode }),
+	same("walltime", func(j *api.Job) *time.Duration { return &j.Resources.Walltime }, func(r *acct.Record) *time.Duration { return &r.Walltime }),
+	{"allocs", // where its last run ran (finish keeps Allocs; a job that never ran has none)
+		func(j *api.Job, r *acct.Record) {
+			for _, a := range j.Allocs {
+				r.Allocs = append(r.Allocs, acct.Alloc{Node: a.Node, GPUs: a.GPUs})
+			}
+		},
+		func(r *acct.Record, j *api.Job) {
+			for _, a := range r.Allocs {
+				j.Allocs = append(j.Allocs, api.Alloc{Node: a.Node, GPUs: a.GPUs})
+			}
+		}},
+	same("submit", func(j *api.Job) *time.Time { return &j.SubmitTime }, func(r *acct.Record) *time.Time { return &r.Submit }),
+	same("eligible", func(j *api.Job) *time.Time { return &j.Acct.Eligible }, func(r *acct.Record) *time.Time { return &r.Eligible }),
+	same("start", func(j *api.Job) *time.Time { return &j.StartTime }, func(r *acct.Record) *time.Time { return &r.Start }),
+	same("end", func(j *api.Job) *time.Time { return &j.EndTime }, func(r *acct.Record) *time.Time { return &r.End }),
+	same("used", func(j *api.Job) *time.Duration { return &j.Used }, func(r *acct.Record) *time.Duration { return &r.Used }),
+	same("runs", func(j *api.Job) *int { return &j.Runs }, func(r *acct.Record) *int { return &r.Runs }),
+	same("preemptions", func(j *api.Job) *int { return &j.Preemptions }, func(r *acct.Record) *int { return &r.Preemptions }),
+	same("exit status", func(j *api.Job) **int { return &j.ExitStatus }, func(r *acct.Record) **int { return &r.ExitStatus }),
+	{"outcome",
+		func(j *api.Job, r *acct.Record) { r.Outcome = acct.Outcome(outcome(j)) },
+		func(r *acct.Record, j *api.Job) { j.Outcome = api.Outcome(r.Outcome) }},
+	same("reason", func(j *api.Job) *string { return &j.Reason }, func(r *acct.Record) *string { return &r.Reason }),
+	same("owned", func(j *api.Job) *float64 { return &j.Acct.Owned }, func(r *acct.Record) *float64 { return &r.OwnedGPUSeconds }),
+	same("borrowed", func(j *api.Job) *float64 { return &j.Acct.Borrowed }, func(r *acct.Record) *float64 { return &r.BorrowedGPUSeconds }),
+	same("lost", func(j *api.Job) *float64 { return &j.Acct.Lost }, func(r *acct.Record) *float64 { return &r.LostGPUSeconds }),
+	same("grace", func(j *api.Job) *float64 { return &j.Acct.Grace }, func(r *acct.Record) *float64 { return &r.GraceGPUSeconds }),
+}
+
+// outcome is how j ended. A job finished before the controller recorded
+// outcomes (a spool written by an older release, replayed into the
+// history) has none: it is worked out as that release did.
+func outcome(j *api.Job) api.Outcome {
 	switch {
-	case stopping == "deleted" || j.Reason == "Deleted":
-		r.Outcome = acct.Deleted
-	case j.ExitStatus != nil && *j.ExitStatus == 0:
-		r.Outcome = acct.Completed
-	default:
-		r.Outcome = acct.Failed
+	case j.Outcome != api.OutcomeNone:
+		return j.Outcome
+	case j.Reason == "Deleted":
+		return api.OutcomeDeleted
+	}
+	return api.ExitOutcome(j.ExitStatus)
+}
+
+// historyRecord is the finished job's history record.
+func historyRecord(j *api.Job) acct.Record {
+	var r acct.Record
+	for _, f := range historyFields {
+		f.toRecord(j, &r)
 	}
 	if len(r.Name) > acct.MaxNameLen {
 		r.Name = r.Name[:acct.MaxNameLen]
@@ -89,18 +149,9 @@ func historyRecord(j *job, stopping string) acct.Record {
 
 // apiJob turns a history record back into the job qstat shows.
 func apiJob(r acct.Record) api.Job {
-	j := api.Job{
-		ID: r.ID, Seq: r.Seq, Name: r.Name, Owner: api.Owner{User: r.User, UID: r.UID, GID: r.GID},
-		Share: r.Share, Partition: r.Partition, ArrayParent: r.ArrayParent, ArrayIndex: r.ArrayIndex,
-		ArrayIndices: r.ArrayIndices, State: api.StateFinished, Reason: r.Reason, Preemptions: r.Preemptions,
-		Runs: r.Runs, ExitStatus: r.ExitStatus, SubmitTime: r.Submit, StartTime: r.Start, EndTime: r.End, Used: r.Used,
-		Resources: api.Resources{Nodes: r.Nodes, GPUsPerNode: r.GPUsPerNode, CPUsPerNode: r.CPUsPerNode,
-			MemPerNode: r.MemPerNode, Walltime: r.Walltime},
-		Acct: api.Usage{Eligible: r.Eligible, Owned: r.OwnedGPUSeconds, Borrowed: r.BorrowedGPUSeconds,
-			Lost: r.LostGPUSeconds, Grace: r.GraceGPUSeconds, Recorded: true},
-	}
-	for _, a := range r.Allocs {
-		j.Allocs = append(j.Allocs, api.Alloc{Node: a.Node, GPUs: a.GPUs})
+	j := api.Job{State: api.StateFinished, Acct: api.Usage{Recorded: true}}
+	for _, f := range historyFields {
+		f.toJob(&r, &j)
 	}
 	return j
 }
