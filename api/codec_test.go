@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 func TestDecoder(t *testing.T) {
@@ -207,7 +209,7 @@ func TestEncodeRequest(t *testing.T) {
 		{"empty", Request{}},
 		{"submit", Request{V: Version, Op: OpSubmit, Submit: &SubmitSpec{PBSPriority: &prio, Job: JobSpec{
 			Name: "a<b>&c", Share: "vision", Script: "#!/bin/sh\necho \"\u2028\"\n", WorkDir: "/home/u", Env: map[string]string{"B": "2", "A": "1"},
-			Resources: Resources{Nodes: 2, GPUsPerNode: 8}, NotBefore: at, Deps: []Dep{{Type: "afterok", On: "1.lab"}}, Hold: "u"}}}},
+			Resources: Resources{Nodes: 2, GPUsPerNode: 8}, NotBefore: at, Deps: []Dep{{Type: jobid.AfterOK, On: "1.lab"}}, Hold: "u"}}}},
 		{"stat", Request{V: Version, Op: OpStat, Stat: &StatFilter{IDs: []string{"1.lab"}}}},
 		{"alter", Request{V: Version, Op: OpAlter, IDs: []string{"1.lab"}, Alter: &AlterSpec{Priority: &prio, NotBefore: &at}}},
 		{"report", Request{V: Version, Op: OpReport, Report: &ReportSpec{}}},

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // State is a job's PBS state letter.
@@ -54,8 +57,25 @@ type Resources struct {
 
 // Dep is one -W depend= entry.
 type Dep struct {
-	Type string `json:"type"` // afterok, afternotok, afterany, after
-	On   string `json:"on"`   // job id
+	Type jobid.DepType `json:"type"` // afterok, afternotok, afterany, after on the wire
+	On   string        `json:"on"`   // job id
+}
+
+// UnmarshalJSON reads a dependency; one without a type is refused (the
+// zero DepType is afterok, which it must not become).
+func (d *Dep) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Type *jobid.DepType `json:"type"`
+		On   string         `json:"on"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Type == nil {
+		return fmt.Errorf("%w: dependency on %.40q without a type", jobid.ErrBadDepend, w.On)
+	}
+	d.Type, d.On = *w.Type, w.On
+	return nil
 }
 
 // Alloc is the part of a running job on one node.

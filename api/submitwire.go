@@ -90,7 +90,11 @@ func appendSubmit(b []byte, req *Request) (_ []byte, ok bool) {
 				w.b = append(w.b, ',')
 			}
 			w.b = append(w.b, `{"type":`...)
-			w.b = appendJSONString(w.b, d.Type)
+			t, err := d.Type.MarshalText()
+			if err != nil {
+				return b, false // Encode reports it
+			}
+			w.b = appendJSONString(w.b, string(t))
 			w.b = append(w.b, `,"on":`...)
 			w.b = appendJSONString(w.b, d.On)
 			w.b = append(w.b, '}')

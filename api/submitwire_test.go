@@ -52,6 +52,8 @@ func (f *filler) fill(v reflect.Value) {
 		v.SetInt(int64(int32(f.u32())))
 	case reflect.Bool:
 		v.SetBool(true)
+	case reflect.Uint8: // an enum with text marshalling (jobid.DepType): now and then out of its range
+		v.SetUint(uint64(f.byte() % 5))
 	case reflect.Pointer:
 		p := reflect.New(v.Type().Elem())
 		f.fill(p.Elem())

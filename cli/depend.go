@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/jobid"
 )
@@ -20,7 +18,7 @@ func ParseDepend(s string) ([]api.Dep, error) {
 	}
 	out := make([]api.Dep, len(deps))
 	for i, d := range deps {
-		out[i] = api.Dep{Type: d.Type.String(), On: d.On}
+		out[i] = api.Dep{Type: d.Type, On: d.On}
 	}
 	return out, nil
 }
@@ -29,11 +27,7 @@ func ParseDepend(s string) ([]api.Dep, error) {
 func formatDepend(deps []api.Dep) string {
 	jd := make([]jobid.Dep, 0, len(deps))
 	for _, d := range deps {
-		t, err := jobid.ParseDepType(d.Type)
-		if err != nil {
-			return fmt.Sprintf("%v", deps) // not from this controller; show it as is
-		}
-		jd = append(jd, jobid.Dep{Type: t, On: d.On})
+		jd = append(jd, jobid.Dep{Type: d.Type, On: d.On})
 	}
 	return jobid.FormatDepend(jd)
 }

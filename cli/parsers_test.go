@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // The parsers themselves are conf.ParseSize and conf.ParseDuration, tested
@@ -162,11 +163,11 @@ func TestParseDepend(t *testing.T) {
 		want []api.Dep
 		err  string
 	}{
-		{"afterok:123", []api.Dep{{Type: "afterok", On: "123"}}, ""},
-		{"afterok:1:2.lab", []api.Dep{{Type: "afterok", On: "1"}, {Type: "afterok", On: "2.lab"}}, ""},
-		{"afterok:1,afternotok:2,afterany:3[],after:4[7].lab", []api.Dep{{Type: "afterok", On: "1"}, {Type: "afternotok", On: "2"}, {Type: "afterany", On: "3[]"}, {Type: "after", On: "4[7].lab"}}, ""},
-		{"AfterOK:5", []api.Dep{{Type: "afterok", On: "5"}}, ""},
-		{"afterok:1:1,afterok:1", []api.Dep{{Type: "afterok", On: "1"}}, ""},
+		{"afterok:123", []api.Dep{{Type: jobid.AfterOK, On: "123"}}, ""},
+		{"afterok:1:2.lab", []api.Dep{{Type: jobid.AfterOK, On: "1"}, {Type: jobid.AfterOK, On: "2.lab"}}, ""},
+		{"afterok:1,afternotok:2,afterany:3[],after:4[7].lab", []api.Dep{{Type: jobid.AfterOK, On: "1"}, {Type: jobid.AfterNotOK, On: "2"}, {Type: jobid.AfterAny, On: "3[]"}, {Type: jobid.After, On: "4[7].lab"}}, ""},
+		{"AfterOK:5", []api.Dep{{Type: jobid.AfterOK, On: "5"}}, ""},
+		{"afterok:1:1,afterok:1", []api.Dep{{Type: jobid.AfterOK, On: "1"}}, ""},
 		{"", nil, "empty"},
 		{"afterok", nil, "names no job"},
 		{"afterok:", nil, "is not a job id"},
@@ -192,7 +193,7 @@ func TestParseDepend(t *testing.T) {
 			}
 		})
 	}
-	deps := []api.Dep{{Type: "afterok", On: "1.lab"}, {Type: "afterok", On: "2.lab"}, {Type: "afterany", On: "3.lab"}}
+	deps := []api.Dep{{Type: jobid.AfterOK, On: "1.lab"}, {Type: jobid.AfterOK, On: "2.lab"}, {Type: jobid.AfterAny, On: "3.lab"}}
 	if got := formatDepend(deps); got != "afterok:1.lab:2.lab,afterany:3.lab" {
 		t.Errorf("formatDepend = %q", got)
 	}

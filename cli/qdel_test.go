@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 func TestIDCommands(t *testing.T) {
@@ -82,7 +83,7 @@ func TestIDCommandUsage(t *testing.T) {
 }
 
 func TestQalter(t *testing.T) {
-	d := []api.Dep{{Type: "afterok", On: "120"}}
+	d := []api.Dep{{Type: jobid.AfterOK, On: "120"}}
 	tests := []struct {
 		name   string
 		args   []string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 func at(h, m int) time.Time { return time.Date(2026, 3, 1, h, m, 0, 0, time.UTC) }
@@ -35,7 +36,7 @@ func sampleJobs() []api.Job {
 			ID: "102.lab", Seq: 102, Name: "hyperparameter-sweep-final", Owner: api.Owner{User: "bob"}, Share: "nlp", Partition: "a100",
 			Resources: api.Resources{Nodes: 1, GPUsPerNode: 8, MemPerNode: 1536 << 20}, State: api.StateQueued, Reason: "QuotaExhausted",
 			Estimated:  &api.Estimated{StartTime: at(13, 30), Allocs: []api.Alloc{{Node: "gpu03", GPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}}},
-			SubmitTime: at(10, 0), Deps: []api.Dep{{Type: "afterok", On: "101.lab"}, {Type: "afterany", On: "100.lab"}},
+			SubmitTime: at(10, 0), Deps: []api.Dep{{Type: jobid.AfterOK, On: "101.lab"}, {Type: jobid.AfterAny, On: "100.lab"}},
 			Command: []string{"python", "train.py", "--name", "it's"},
 		},
 		{

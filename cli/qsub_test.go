@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 const testScript = "#!/bin/sh\necho hi\n"
@@ -64,7 +65,7 @@ func TestQsubJob(t *testing.T) {
 				j.Stdout, j.Stderr = filepath.Join(dir, "out/train.log"), "/tmp/err.log"
 				j.Env["A"], j.Env["CUDA_HOME"], j.Env["NOPE"] = "1", "/opt/cuda", ""
 				j.Hold, j.Image, j.Grace, j.Umask = "u", "pytorch:24.05", 300*time.Second, "022"
-				j.Deps = []api.Dep{{Type: "afterok", On: "10"}, {Type: "afterok", On: "11.lab"}, {Type: "afterany", On: "12"}}
+				j.Deps = []api.Dep{{Type: jobid.AfterOK, On: "10"}, {Type: jobid.AfterOK, On: "11.lab"}, {Type: jobid.AfterAny, On: "12"}}
 				j.ArrayIndices, j.ArrayMax = "0-99:2", 10
 				j.NotBefore = time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
 			},
@@ -79,7 +80,7 @@ func TestQsubJob(t *testing.T) {
 				j.Umask = "027"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 8, CPUsPerNode: 32, Walltime: time.Hour}
 				j.Join, j.Stdout = "oe", filepath.Join(dir, "logs") // the controller joins stderr (api.OutputPaths)
-				j.Deps = []api.Dep{{Type: "afterok", On: "5"}}
+				j.Deps = []api.Dep{{Type: jobid.AfterOK, On: "5"}}
 				for k, v := range map[string]string{"HOME": "/home/alice", "LOGNAME": "alice", "PATH": "/usr/bin:/bin", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "CUDA_HOME": "/opt/cuda"} {
 					j.Env[k] = v
 				}
@@ -93,7 +94,7 @@ func TestQsubJob(t *testing.T) {
 				j.Script = "#PBS -N fromdir -q dirq\n#PBS -l select=2:ngpus=8,walltime=2:00:00\n#PBS -W depend=afterok:5\n#PBS -h\nrun\n"
 				j.Name, j.Share, j.Hold = "fromcli", "cliq", "u"
 				j.Resources = api.Resources{Nodes: 2, GPUsPerNode: 4, Walltime: 2 * time.Hour}
-				j.Deps = []api.Dep{{Type: "afterany", On: "9"}}
+				j.Deps = []api.Dep{{Type: jobid.AfterAny, On: "9"}}
 			},
 		},
 		{

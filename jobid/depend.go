@@ -28,6 +28,34 @@ func (d DepType) String() string {
 	return fmt.Sprintf("DepType(%d)", d)
 }
 
+// Check says whether d is one of the types.
+func (d DepType) Check() error {
+	if int(d) < len(depNames) {
+		return nil
+	}
+	return fmt.Errorf("%w: dependency type %d", ErrBadDepend, d)
+}
+
+// MarshalText writes the type's PBS name; a value outside the types is an
+// error, never written.
+func (d DepType) MarshalText() ([]byte, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	return []byte(depNames[d]), nil
+}
+
+// UnmarshalText reads a PBS name (ParseDepType): a message carrying any
+// other fails to decode.
+func (d *DepType) UnmarshalText(b []byte) error {
+	t, err := ParseDepType(string(b))
+	if err != nil {
+		return err
+	}
+	*d = t
+	return nil
+}
+
 // ParseDepType parses afterok, afternotok, afterany or after (lower case).
 func ParseDepType(s string) (DepType, error) {
 	for i, n := range depNames {

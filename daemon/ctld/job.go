@@ -102,11 +102,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		Interactive:   j.Interactive,
 	}
 	for _, d := range j.Deps {
-		t, err := sched.ParseDepType(d.Type)
-		if err != nil {
-			return sj, err
-		}
-		sj.Deps = append(sj.Deps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+		sj.Deps = append(sj.Deps, sched.Dep{Type: d.Type, On: sched.JobID(d.On)})
 	}
 	if j.ArrayIndices != "" {
 		rng, err := arrayIndices(j.ArrayIndices)

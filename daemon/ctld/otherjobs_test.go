@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // TestOtherUsersJobsUntouchable: another user deletes, holds, releases,
@@ -41,7 +42,7 @@ func TestOtherUsersJobsUntouchable(t *testing.T) {
 		}
 		low, name := 0, "x"
 		for what, a := range map[string]*api.AlterSpec{
-			"priority": {ID: id, Priority: &low}, "name": {ID: id, Name: &name}, "deps": {ID: id, Deps: &[]api.Dep{{Type: "afterok", On: job}}},
+			"priority": {ID: id, Priority: &low}, "name": {ID: id, Name: &name}, "deps": {ID: id, Deps: &[]api.Dep{{Type: jobid.AfterOK, On: job}}},
 		} {
 			t.Run("alter "+what+" "+id, func(t *testing.T) {
 				resp := callAs(tc.ctl, mallory, api.Request{Op: api.OpAlter, Alter: a})
@@ -63,7 +64,7 @@ func TestOtherUsersJobsUntouchable(t *testing.T) {
 	// PBS lets a job depend on another user's: it may wait for hers, and
 	// that changes nothing of hers.
 	dep := callAs(tc.ctl, mallory, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Name: "after", Share: "a",
-		Command: []string{"true"}, WorkDir: "/tmp", Deps: []api.Dep{{Type: "afterok", On: job}, {Type: "afterany", On: arr}}}}})
+		Command: []string{"true"}, WorkDir: "/tmp", Deps: []api.Dep{{Type: jobid.AfterOK, On: job}, {Type: jobid.AfterAny, On: arr}}}}})
 	if dep.Error != nil {
 		t.Fatalf("a dependency on another user's jobs: %v", dep.Error)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // TestJobBytesCountsEveryField: every string, list and map of api.Job (one
@@ -99,7 +100,7 @@ func TestUserBytesChargePathsAndDeps(t *testing.T) {
 	}
 	deps := make([]api.Dep, 1024)
 	for i := range deps {
-		deps[i] = api.Dep{Type: "afterok", On: ids[3]}
+		deps[i] = api.Dep{Type: jobid.AfterOK, On: ids[3]}
 	}
 	resp := callAs(tc.ctl, mallory, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: ids[2], Deps: &deps}})
 	if resp.Error == nil || resp.Error.Code != api.CodeUserLimit {
@@ -181,7 +182,7 @@ func BenchmarkHeldJobMemory(b *testing.B) {
 		{"largest", func(dep string) api.JobSpec {
 			deps := make([]api.Dep, 1024)
 			for i := range deps {
-				deps[i] = api.Dep{Type: "afterok", On: dep}
+				deps[i] = api.Dep{Type: jobid.AfterOK, On: dep}
 			}
 			return api.JobSpec{Share: "a", Name: strings.Repeat("n", 236), Command: []string{"true"},
 				WorkDir: long, Stdout: long + "o", Stderr: long + "e", Deps: deps, Hold: "u"}

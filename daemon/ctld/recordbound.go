@@ -52,7 +52,7 @@ func recordBound(j *api.Job) (n int, ok bool) {
 	}
 	n += kv(j.Env) + kv(j.Resources.Labels)
 	for _, d := range j.Deps {
-		n += len(`{"type":,"on":},`) + str(d.Type) + str(d.On)
+		n += len(`{"type":,"on":},`) + str(d.Type.String()) + str(d.On)
 	}
 	for _, h := range j.History {
 		if !jsonTime(h.Time) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // hostile are the runes a string is made of in TestRecordBound: those JSON
@@ -29,6 +30,10 @@ var (
 func fillJob(v reflect.Value, r *rand.Rand, runes []string, size, n int) {
 	if v.Type() == reflect.TypeFor[time.Time]() {
 		v.Set(reflect.ValueOf(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -(23*3600+59*60)))))
+		return
+	}
+	if v.Type() == reflect.TypeFor[jobid.DepType]() {
+		v.Set(reflect.ValueOf(jobid.AfterNotOK)) // the longest name; no other value encodes
 		return
 	}
 	switch v.Kind() {

@@ -336,11 +336,7 @@ func (c *Controller) alter(id Identity, a *api.AlterSpec) *api.Error {
 		nb = *a.NotBefore
 	}
 	for _, d := range deps {
-		t, err := sched.ParseDepType(d.Type)
-		if err != nil {
-			return bad(err.Error())
-		}
-		sdeps = append(sdeps, sched.Dep{Type: t, On: sched.JobID(d.On)})
+		sdeps = append(sdeps, sched.Dep{Type: d.Type, On: sched.JobID(d.On)})
 	}
 
 	if a.Name != nil || a.Deps != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 	"github.com/sharq-hpc/sharq/spool"
 )
 
@@ -28,10 +29,10 @@ func TestRestoreDependencyOrder(t *testing.T) {
 	arrSpec := spec("a", 1, "u")
 	arrSpec.Job.ArrayIndices = "0-1"
 	arr := tc.submitSpec(arrSpec)
-	onArr := tc.submitSpec(spec("a", 1, "", api.Dep{Type: "afterok", On: arr}))
+	onArr := tc.submitSpec(spec("a", 1, "", api.Dep{Type: jobid.AfterOK, On: arr}))
 	early := tc.submitSpec(spec("a", 1, ""))
 	late := tc.submitSpec(spec("a", 1, "u"))
-	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: early, Deps: &[]api.Dep{{Type: "afterok", On: late}}}}); r.Error != nil {
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: early, Deps: &[]api.Dep{{Type: jobid.AfterOK, On: late}}}}); r.Error != nil {
 		t.Fatalf("qalter: %v", r.Error)
 	}
 	tc.restart()
@@ -71,7 +72,7 @@ func TestRestorePurgedDependency(t *testing.T) {
 	st := n.expect(api.MsgStart).Start
 	n.report(first, st.Run, api.RunExited, 0)
 	tc.waitState(first, api.StateFinished)
-	then := tc.submitSpec(spec("a", 1, "u", api.Dep{Type: "afterok", On: first}))
+	then := tc.submitSpec(spec("a", 1, "u", api.Dep{Type: jobid.AfterOK, On: first}))
 	// History has passed: the spool, the controller and the core let go
 	// of first (the core keeps its outcome while then names it).
 	if err := tc.ctl.do(context.Background(), func() {
@@ -182,7 +183,7 @@ func TestRestoreArrayAfterRequeuedSubjob(t *testing.T) {
 		n.report(st.Job.ID, st.Run, api.RunRunning, 0)
 		subs = append(subs, st.Job.ID)
 	}
-	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: dep, Deps: &[]api.Dep{{Type: "afterok", On: arr}}}}); r.Error != nil {
+	if r := tc.call(api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: dep, Deps: &[]api.Dep{{Type: jobid.AfterOK, On: arr}}}}); r.Error != nil {
 		t.Fatalf("qalter: %v", r.Error)
 	}
 	if r := tc.call(api.Request{Op: api.OpDrain, Node: "n1"}); r.Error != nil {

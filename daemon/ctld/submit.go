@@ -236,7 +236,7 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 		}
 	}
 	for _, d := range j.Deps {
-		if _, err := sched.ParseDepType(d.Type); err != nil {
+		if err := d.Type.Check(); err != nil {
 			return badRequest(err.Error())
 		}
 		on := c.normalizeID(d.On)

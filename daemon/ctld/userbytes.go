@@ -59,7 +59,7 @@ func jobBytes(j *api.Job) int64 {
 		n += argOverhead + int64(len(a))
 	}
 	for _, d := range j.Deps {
-		n += depOverhead + int64(len(d.Type)+len(d.On))
+		n += depOverhead + int64(len(d.Type.String())+len(d.On))
 	}
 	n += 4 * int64(len(j.Owner.Groups))
 	return n

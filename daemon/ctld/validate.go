@@ -141,7 +141,7 @@ func checkDeps(deps []api.Dep) error {
 		return fmt.Errorf("more than %d dependencies", maxDeps)
 	}
 	for _, d := range deps {
-		if _, err := jobid.ParseDepType(d.Type); err != nil {
+		if err := d.Type.Check(); err != nil {
 			return err
 		}
 		if err := jobid.CheckDepOn(d.On); err != nil {

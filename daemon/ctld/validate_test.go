@@ -2,12 +2,14 @@ package ctld
 
 import (
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // rawSubmit decodes a submit request as the controller would from the
@@ -87,7 +89,6 @@ func TestSubmitValidatesStrings(t *testing.T) {
 		{"admin hold", `"hold":"o"`, "hold"},
 		{"system hold", `"hold":"s"`, "hold"},
 		{"dependency on a selection", `"deps":[{"type":"afterok","on":"1[0-9]"}]`, "more than one subjob"},
-		{"dependency type", `"deps":[{"type":"before","on":"1"}]`, "not supported"},
 		{"huge node count", `"resources":{"nodes":100000000}`, "resources"},
 		{"huge array max", `"array_indices":"0-3","array_max":200000`, "%max"},
 		{"bad start time", `"not_before":"0001-01-01T00:00:01Z"`, "start time"},
@@ -147,7 +148,7 @@ func TestAlterAllOrNothing(t *testing.T) {
 		{"priority and name of a running job", running, api.AlterSpec{Priority: &ten, Name: ptr("x")}, api.CodeInvalidState},
 		{"priority and a bad name", pending, api.AlterSpec{Priority: &ten, Name: &bad}, api.CodeBadRequest},
 		{"priority and a walltime over the max", pending, api.AlterSpec{Priority: &ten, Walltime: &wall}, api.CodeBadRequest},
-		{"name and a cycle", pending, api.AlterSpec{Name: ptr("y"), Deps: &[]api.Dep{{Type: "afterok", On: pending}}}, api.CodeBadRequest},
+		{"name and a cycle", pending, api.AlterSpec{Name: ptr("y"), Deps: &[]api.Dep{{Type: jobid.AfterOK, On: pending}}}, api.CodeBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,16 +220,48 @@ func TestUserScriptBytesCapped(t *testing.T) {
 func TestAlterCycleThroughArray(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	first := tc.submitSpec(spec("a", 1, "u"))
-	arrSpec := spec("a", 1, "", api.Dep{Type: "afterok", On: first})
+	arrSpec := spec("a", 1, "", api.Dep{Type: jobid.AfterOK, On: first})
 	arrSpec.Job.ArrayIndices = "0-3"
 	arr := tc.submitSpec(arrSpec)
 	for _, on := range []string{arr, strings.Replace(arr, "[]", "[2]", 1)} {
-		resp := callAs(tc.ctl, alice, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: first, Deps: &[]api.Dep{{Type: "afterok", On: on}}}})
+		resp := callAs(tc.ctl, alice, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: first, Deps: &[]api.Dep{{Type: jobid.AfterOK, On: on}}}})
 		if resp.Error == nil || resp.Error.Code != api.CodeBadRequest || !strings.Contains(resp.Error.Message, "cycle") {
 			t.Errorf("qalter -W depend=afterok:%s of %s: %+v, want a cycle refused", on, first, resp.Error)
 		}
 	}
 	if j := tc.job(first); len(j.Deps) != 0 {
 		t.Errorf("%s has dependencies %+v", first, j.Deps)
+	}
+}
+
+// TestSubmitRefusesDependencyTypes: a dependency type is typed on the
+// wire (jobid.DepType): a submission over the socket with one the wire
+// does not know, or none, fails to decode and is answered bad_request
+// with why.
+func TestSubmitRefusesDependencyTypes(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	for _, tt := range []struct{ dep, want string }{
+		{`{"type":"before","on":"1"}`, "not supported"},
+		{`{"type":"afterokay","on":"1"}`, "unknown type"},
+		{`{"on":"1"}`, "without a type"},
+	} {
+		t.Run(tt.dep, func(t *testing.T) {
+			conn, err := net.Dial("unix", tc.sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			line := `{"v":1,"op":"submit","submit":{"job":{"share":"a","command":["true"],"workdir":"/tmp","deps":[` + tt.dep + `]}}}` + "\n"
+			if _, err := conn.Write([]byte(line)); err != nil {
+				t.Fatal(err)
+			}
+			var resp api.Response
+			if err := api.NewDecoder(conn).Decode(&resp); err != nil {
+				t.Fatal(err)
+			}
+			if resp.Error == nil || resp.Error.Code != api.CodeBadRequest || !strings.Contains(resp.Error.Message, tt.want) {
+				t.Fatalf("answer %+v, want bad_request with %q", resp.Error, tt.want)
+			}
+		})
 	}
 }
