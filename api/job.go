@@ -155,12 +155,13 @@ type Job struct {
 	NotBefore time.Time `json:"not_before,omitzero"`
 	Deps      []Dep     `json:"deps,omitempty"`
 
-	// Array fields: ArrayIndices on the parent ("0-99:2"), ArrayMax its %max,
-	// ArrayParent and ArrayIndex on a subjob.
-	ArrayIndices string `json:"array_indices,omitempty"`
-	ArrayMax     int    `json:"array_max,omitempty"`
-	ArrayParent  string `json:"array_parent,omitempty"`
-	ArrayIndex   int    `json:"array_index,omitempty"`
+	// Array fields: ArrayIndices on the parent ("0-99:2" on the wire; the
+	// zero Range on any other job), ArrayMax its %max, ArrayParent and
+	// ArrayIndex on a subjob.
+	ArrayIndices jobid.Range `json:"array_indices,omitzero"`
+	ArrayMax     int         `json:"array_max,omitempty"`
+	ArrayParent  string      `json:"array_parent,omitempty"`
+	ArrayIndex   int         `json:"array_index,omitempty"`
 	// ArrayStates counts an array job's subjobs by state. qstat's answer
 	// fills it in; it is never stored.
 	ArrayStates *ArrayStates `json:"array_states,omitempty"`

@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"time"
+
+	"github.com/sharq-hpc/sharq/jobid"
+)
 
 // Version is the protocol version; a peer refuses a request of another one.
 const Version = 1
@@ -108,9 +112,10 @@ type JobSpec struct {
 	NotBefore time.Time `json:"not_before,omitzero"` // qsub -a
 	Deps      []Dep     `json:"deps,omitempty"`
 
-	// ArrayIndices is qsub -J ("0-99:2"), ArrayMax its %max.
-	ArrayIndices string `json:"array_indices,omitempty"`
-	ArrayMax     int    `json:"array_max,omitempty"`
+	// ArrayIndices is qsub -J ("0-99:2" on the wire; the zero Range: no
+	// array), ArrayMax its %max.
+	ArrayIndices jobid.Range `json:"array_indices,omitzero"`
+	ArrayMax     int         `json:"array_max,omitempty"`
 
 	// Interactive is qsub -I: the job's container waits for a session
 	// (Command, or the user's login shell, on a terminal) and the job ends

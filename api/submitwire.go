@@ -101,7 +101,13 @@ func appendSubmit(b []byte, req *Request) (_ []byte, ok bool) {
 		}
 		w.b = append(w.b, ']')
 	}
-	w.str("array_indices", j.ArrayIndices, true)
+	if !j.ArrayIndices.IsZero() {
+		t, err := j.ArrayIndices.MarshalText()
+		if err != nil {
+			return b, false // Encode reports it
+		}
+		w.str("array_indices", string(t), false)
+	}
 	w.int("array_max", int64(j.ArrayMax), true)
 	w.bool("interactive", j.Interactive)
 	b = append(w.b, '}')

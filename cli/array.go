@@ -12,18 +12,14 @@ import (
 var ErrBadArray = jobid.ErrBadRange
 
 // ParseArray parses qsub -J start-end[:step][%max] and returns
-// api.Job.ArrayIndices ("start-end", with ":step" when the step is not 1)
-// and ArrayMax (0 without %max). Package jobid holds the rules.
-func ParseArray(s string) (indices string, maxRunning int, err error) {
+// api.Job.ArrayIndices and ArrayMax (0 without %max). Package jobid holds
+// the rules.
+func ParseArray(s string) (indices jobid.Range, maxRunning int, err error) {
 	a, err := jobid.ParseArray(s)
 	if err != nil {
-		return "", 0, err
+		return jobid.Range{}, 0, err
 	}
-	indices = fmt.Sprintf("%d-%d", a.Lo, a.Hi)
-	if a.Step != 1 {
-		indices += fmt.Sprintf(":%d", a.Step)
-	}
-	return indices, a.Max, nil
+	return a.Range, a.Max, nil
 }
 
 // maxExpanded bounds how many ids one range argument may expand to.
@@ -69,6 +65,6 @@ func looksLikeSelection(id string) bool {
 
 // arraySpec is a parsed -J value.
 type arraySpec struct {
-	Indices string // "0-99" or "0-99:2", as api.Job.ArrayIndices
-	Max     int    // %max, 0 for none
+	Indices jobid.Range // as api.Job.ArrayIndices
+	Max     int         // %max, 0 for none
 }

@@ -151,9 +151,9 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	if j.Umask != "" {
 		add("umask", j.Umask)
 	}
-	if j.ArrayIndices != "" {
+	if !j.ArrayIndices.IsZero() {
 		add("array", "True")
-		add("array_indices_submitted", j.ArrayIndices)
+		add("array_indices_submitted", j.ArrayIndices.Text())
 		if j.ArrayMax > 0 {
 			add("max_run_subjobs", strconv.Itoa(j.ArrayMax))
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -96,3 +97,12 @@ func golden(t *testing.T, name, got string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// indices is an array's indices as qsub -J gives them ("0-99:2").
+func indices(s string) jobid.Range {
+	r, err := jobid.ParseIndices(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}

@@ -280,7 +280,8 @@ func TestParseArray(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			idx, m, err := ParseArray(tt.in)
+			rng, m, err := ParseArray(tt.in)
+			idx := rng.Text()
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, ErrBadArray) {
 					t.Fatalf("ParseArray(%q) err = %v, want %q", tt.in, err, tt.err)

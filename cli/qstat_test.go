@@ -42,7 +42,7 @@ func sampleJobs() []api.Job {
 		{
 			ID: "103[].lab", Seq: 103, Name: "sweep", Owner: api.Owner{User: "carol"}, Share: "vision", Partition: "a100",
 			Resources: api.Resources{Nodes: 1, GPUsPerNode: 1, Walltime: 30 * time.Minute}, State: api.StateArray,
-			ArrayIndices: "0-99:2", ArrayMax: 10, SubmitTime: at(10, 30), StartTime: at(10, 45),
+			ArrayIndices: indices("0-99:2"), ArrayMax: 10, SubmitTime: at(10, 30), StartTime: at(10, 45),
 			ArrayStates: &api.ArrayStates{Queued: 46, Running: 1, Expired: 3},
 		},
 		{

@@ -66,7 +66,7 @@ func TestQsubJob(t *testing.T) {
 				j.Env["A"], j.Env["CUDA_HOME"], j.Env["NOPE"] = "1", "/opt/cuda", ""
 				j.Hold, j.Image, j.Grace, j.Umask = "u", "pytorch:24.05", 300*time.Second, "022"
 				j.Deps = []api.Dep{{Type: jobid.AfterOK, On: "10"}, {Type: jobid.AfterOK, On: "11.lab"}, {Type: jobid.AfterAny, On: "12"}}
-				j.ArrayIndices, j.ArrayMax = "0-99:2", 10
+				j.ArrayIndices, j.ArrayMax = indices("0-99:2"), 10
 				j.NotBefore = time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
 			},
 		},
@@ -191,14 +191,14 @@ func TestQsubJob(t *testing.T) {
 			files: map[string]string{"job.sh": testScript},
 			want: func(dir string, j *api.JobSpec) {
 				j.Stdout = filepath.Join(dir, "logs/out.^array_index^.txt")
-				j.ArrayIndices = "1-3"
+				j.ArrayIndices = indices("1-3")
 			},
 		},
 		{
 			name: "torque options", args: []string{"-t", "0-9%2", "-d", "sub", "-l", "wd", "-l", "nodes=1:ppn=4,wd", "-q", "research@lab", "job.sh"},
 			files: map[string]string{"job.sh": testScript, "sub/.keep": ""},
 			want: func(dir string, j *api.JobSpec) {
-				j.ArrayIndices, j.ArrayMax, j.Share = "0-9", 2, "research@lab"
+				j.ArrayIndices, j.ArrayMax, j.Share = indices("0-9"), 2, "research@lab"
 				j.WorkDir = filepath.Join(dir, "sub")
 				j.Env["PBS_O_WORKDIR"], j.Env["PBS_O_INITDIR"] = j.WorkDir, j.WorkDir
 				j.Resources.CPUsPerNode = 4
@@ -226,7 +226,7 @@ func TestQsubJob(t *testing.T) {
 			files: map[string]string{"job.sh": "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"},
 			want: func(dir string, j *api.JobSpec) {
 				j.Script = "#!/bin/bash\n#PBS -t 1-4\n#PBS -l nodes=1:ppn=2:gpus=1\n#PBS -l wd\n#PBS -k oe\nrun\n"
-				j.ArrayIndices = "1-4"
+				j.ArrayIndices = indices("1-4")
 				j.Resources = api.Resources{Nodes: 1, GPUsPerNode: 1, CPUsPerNode: 2}
 			},
 			stderr: "qsub: warning: -k (keep output",

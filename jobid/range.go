@@ -160,6 +160,43 @@ func (r Range) String() string {
 	return fmt.Sprintf("%d-%d:%d", r.Lo, r.Hi, r.Step)
 }
 
+// IsZero says whether r is the zero Range, which no parse returns (its
+// step is 0): an array field holding it means "not an array".
+func (r Range) IsZero() bool { return r == Range{} }
+
+// MarshalText writes an array's indices as qsub -J gives them and
+// ParseIndices reads them: "start-end", with ":step" when the step is not
+// 1. A range no parse gives (the zero Range included) is an error.
+func (r Range) MarshalText() ([]byte, error) {
+	if r.Step < 1 || r.Lo < 0 || r.Hi < r.Lo || r.Hi > MaxIndex || r.Len() > MaxArraySize {
+		return nil, fmt.Errorf("%w: %d-%d:%d", ErrBadRange, r.Lo, r.Hi, r.Step)
+	}
+	if r.Step == 1 {
+		return fmt.Appendf(nil, "%d-%d", r.Lo, r.Hi), nil
+	}
+	return fmt.Appendf(nil, "%d-%d:%d", r.Lo, r.Hi, r.Step), nil
+}
+
+// UnmarshalText reads an array's indices (ParseIndices: at most
+// MaxArraySize of them): a message carrying others fails to decode.
+func (r *Range) UnmarshalText(b []byte) error {
+	v, err := ParseIndices(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Text is r as MarshalText writes it, "" for the zero Range (no array).
+func (r Range) Text() string {
+	b, err := r.MarshalText()
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
 // eachIn calls fn for r's indices that sel also has, in order. It walks at
 // most r.Len() indices whatever sel is.
 func (r Range) eachIn(sel Range, fn func(int)) {

@@ -13,7 +13,7 @@ func TestQstatListsUnstartedSubjobs(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Stdout: "/tmp/out.^array_index^", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-4", ArrayMax: 2}})
+		Stdout: "/tmp/out.^array_index^", Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-4"), ArrayMax: 2}})
 	first, second := n.expect(api.MsgStart).Start, n.expect(api.MsgStart).Start
 	if first.Job.Stdout != "/tmp/out.0" || second.Job.Stdout != "/tmp/out.1" {
 		t.Errorf("subjob outputs %q, %q", first.Job.Stdout, second.Job.Stdout)

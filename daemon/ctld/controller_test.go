@@ -290,7 +290,7 @@ func TestRestartWithArrayRunning(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-2"), ArrayMax: 1}})
 	if arr != "1[].t" {
 		t.Fatalf("array id %q", arr)
 	}
@@ -355,7 +355,7 @@ func TestDeleteSubjobBeforeItStarts(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-2"), ArrayMax: 1}})
 	if st := n.expect(api.MsgStart).Start; st.Job.ID != "1[0].t" {
 		t.Fatalf("first start %s", st.Job.ID)
 	}
@@ -435,7 +435,7 @@ func TestRestartKeepsArrayBegun(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-2", ArrayMax: 1}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-2"), ArrayMax: 1}})
 	n.expect(api.MsgStart)
 	if j := tc.job(arr); j.State != api.StateArray {
 		t.Fatalf("before the restart: state %s", j.State)

@@ -22,9 +22,6 @@ func parseRef(s, cluster string) (jobid.Ref, error) {
 	return r, nil
 }
 
-// arrayIndices parses an array job's indices, bounded by jobid.MaxArraySize.
-func arrayIndices(s string) (jobid.Range, error) { return jobid.ParseIndices(s) }
-
 func jobID(seq uint64, cluster string) string   { return jobid.Job(seq, cluster) }
 func arrayID(seq uint64, cluster string) string { return jobid.ArrayJob(seq, cluster) }
 func subjobID(seq uint64, i int, cluster string) string {
@@ -46,12 +43,8 @@ func (c *Controller) resolve(r jobid.Ref) []*job {
 	if parent == nil {
 		return nil
 	}
-	rng, err := arrayIndices(parent.ArrayIndices)
-	if err != nil {
-		return nil
-	}
 	var out []*job
-	r.Each(rng, func(i int) {
+	r.Each(parent.ArrayIndices, func(i int) {
 		if j := c.jobs[subjobID(r.Seq, i, cl)]; j != nil {
 			out = append(out, j)
 		}

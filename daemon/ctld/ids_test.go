@@ -3,11 +3,13 @@ package ctld
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 func TestParseRefCluster(t *testing.T) {
@@ -43,6 +45,15 @@ func (tc *testCluster) asUser(id Identity, req api.Request) *api.Response {
 	return callAs(tc.ctl, id, req)
 }
 
+// indices is an array's indices as qsub -J gives them ("0-9:3").
+func indices(s string) jobid.Range {
+	r, err := jobid.ParseIndices(s)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
 func callAs(c *Controller, id Identity, req api.Request) *api.Response {
 	req.V = api.Version
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -62,7 +73,7 @@ var (
 func TestRangesBoundedByTheArray(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-9:3"}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-9:3")}})
 	n := tc.attachNode("n1")
 	for range 4 {
 		n.expect(api.MsgStart)
@@ -74,9 +85,9 @@ func TestRangesBoundedByTheArray(t *testing.T) {
 		jobs int
 	}{
 		{"overflowing array", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
-			ArrayIndices: "0-9223372036854775807"}}}, api.CodeBadRequest, 0},
+			ArrayIndices: jobid.Range{Lo: 0, Hi: math.MaxInt, Step: 1}}}}, api.CodeBadRequest, 0},
 		{"too many subjobs", api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{Share: "a", Command: []string{"x"}, WorkDir: "/tmp",
-			ArrayIndices: "0-100000"}}}, api.CodeBadRequest, 0},
+			ArrayIndices: jobid.Range{Lo: 0, Hi: 100000, Step: 1}}}}, api.CodeBadRequest, 0},
 		{"stat of a huge range", api.Request{Op: api.OpStat, Stat: &api.StatFilter{IDs: []string{"1[0-16777216]"}}}, "", 4},
 		{"stat past the largest index", api.Request{Op: api.OpStat, Stat: &api.StatFilter{IDs: []string{"1[0-9223372036854775806]"}}}, api.CodeUnknownJob, 0},
 		{"delete of a wide range", api.Request{Op: api.OpHold, IDs: []string{"1[0-16777216]"}}, api.CodePermission, 0},
@@ -125,7 +136,7 @@ func FuzzRequest(f *testing.F) {
 	canary := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "canary", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}, Hold: "u"}}) // held by alice: stays
 	tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-99"}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-99")}})
 	ctl := tc.ctl
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var req api.Request

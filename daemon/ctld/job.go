@@ -104,12 +104,8 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 	for _, d := range j.Deps {
 		sj.Deps = append(sj.Deps, sched.Dep{Type: d.Type, On: sched.JobID(d.On)})
 	}
-	if j.ArrayIndices != "" {
-		rng, err := arrayIndices(j.ArrayIndices)
-		if err != nil {
-			return sj, err
-		}
-		sj.Array = &sched.Array{Indices: rng.Indices(), MaxRunning: j.ArrayMax}
+	if !j.ArrayIndices.IsZero() {
+		sj.Array = &sched.Array{Indices: j.ArrayIndices.Indices(), MaxRunning: j.ArrayMax}
 	}
 	return sj, nil
 }
@@ -163,7 +159,7 @@ func pendingState(j *job, r sched.Reason) api.State {
 // says of the array's remaining indices (NodesDown until its nodes are
 // back).
 func (j *job) arrayBegun() bool {
-	return j.ArrayIndices != "" && j.ArrayParent == "" && !j.StartTime.IsZero() && !j.finished()
+	return !j.ArrayIndices.IsZero() && j.ArrayParent == "" && !j.StartTime.IsZero() && !j.finished()
 }
 
 // exitStatus combines the parts' statuses: the first node's, unless it

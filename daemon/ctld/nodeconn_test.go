@@ -21,7 +21,7 @@ func TestStartOrdersFlowControlled(t *testing.T) {
 	n := tc.attachNodeWith("n1", &api.Inventory{Source: "config", CPUs: subjobs})
 	n.heartbeats(200 * time.Millisecond)
 	tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "many", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1}, ArrayIndices: fmt.Sprintf("0-%d", subjobs-1)}})
+		Resources: api.Resources{Nodes: 1}, ArrayIndices: indices(fmt.Sprintf("0-%d", subjobs-1))}})
 	var starts []*api.StartOrder
 	for range startWindow {
 		starts = append(starts, n.expect(api.MsgStart).Start)

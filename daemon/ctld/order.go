@@ -35,7 +35,7 @@ func (c *Controller) orderJobs(id Identity, req *api.Request) *api.Error {
 		switch {
 		case j.running() || j.finished():
 			invalid = fmt.Sprintf("it is %s: only jobs that wait can be reordered", stateWord(j))
-		case j.ArrayParent != "" || j.ArrayIndices != "":
+		case j.ArrayParent != "" || !j.ArrayIndices.IsZero():
 			invalid = "an array or a subjob cannot be reordered"
 		}
 		if invalid != "" {

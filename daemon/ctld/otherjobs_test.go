@@ -19,7 +19,7 @@ func TestOtherUsersJobsUntouchable(t *testing.T) {
 	job := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "held", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
 		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, Hold: "u"}})
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: "0-9"}})
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 1}, ArrayIndices: indices("0-9")}})
 	for range 4 { // share a holds 4 GPUs: subjobs 0-3 start, 4-9 wait
 		n.expect(api.MsgStart)
 	}

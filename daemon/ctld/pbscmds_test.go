@@ -324,7 +324,7 @@ func TestArrayCommands(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	n := tc.attachNode("n1")
 	arr := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "b", Command: []string{"true"}, WorkDir: "/tmp",
-		ArrayIndices: "0-3", Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+		ArrayIndices: indices("0-3"), Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
 	started := map[string]bool{}
 	for range 2 {
 		started[n.expect(api.MsgStart).Start.Job.ID] = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // pass runs the scheduling core and carries its plan out: records change
@@ -139,7 +140,7 @@ func (c *Controller) start(s sched.Start, now time.Time) {
 func newSubjob(parent *job, id string, i int) *job {
 	j := &job{Job: parent.Job}
 	j.ID, j.ArrayParent, j.ArrayIndex = id, parent.ID, i
-	j.ArrayIndices, j.ArrayMax = "", 0
+	j.ArrayIndices, j.ArrayMax = jobid.Range{}, 0
 	j.Env = map[string]string{}
 	for k, v := range parent.Env {
 		j.Env[k] = v

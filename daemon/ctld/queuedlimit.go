@@ -16,14 +16,10 @@ type userShare struct {
 // array its number of subjobs (as PBS's max_queued and Slurm's
 // MaxSubmitJobs count them), until the whole array has finished.
 func jobCount(j *api.Job) int {
-	if j.ArrayIndices == "" {
+	if j.ArrayIndices.IsZero() {
 		return 1
 	}
-	r, err := arrayIndices(j.ArrayIndices)
-	if err != nil {
-		return 1
-	}
-	return max(r.Len(), 1)
+	return max(j.ArrayIndices.Len(), 1)
 }
 
 // maxQueued is the max_queued_jobs_per_user of share: its own, else the

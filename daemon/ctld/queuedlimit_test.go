@@ -120,8 +120,11 @@ func TestMaxQueuedJobsPerUser(t *testing.T) {
 	shares := strings.Replace(twoShares, `name = "b"`, "name = \"b\"\nmax_queued_jobs_per_user = 5", 1)
 	tc := newTestClusterWith(t, []string{"n1:8"}, shares, "max_queued_jobs_per_user = 3")
 	submit := func(who Identity, share, array string) *api.Response {
-		return callAs(tc.ctl, who, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: api.JobSpec{
-			Share: share, Command: []string{"true"}, WorkDir: "/tmp", Hold: "u", ArrayIndices: array}}})
+		spec := api.JobSpec{Share: share, Command: []string{"true"}, WorkDir: "/tmp", Hold: "u"}
+		if array != "" {
+			spec.ArrayIndices = indices(array)
+		}
+		return callAs(tc.ctl, who, api.Request{Op: api.OpSubmit, Submit: &api.SubmitSpec{Job: spec}})
 	}
 	var ids []string
 	for range 2 {

@@ -176,7 +176,7 @@ func TestRestoreFromV1Spool(t *testing.T) {
 	n.expect(api.MsgRemove)
 	tc.waitState("2.t", api.StateFinished)
 	for _, w := range want {
-		if w.State == api.StateRunning || w.State == api.StateFinished || w.ID == "4.t" || w.ArrayIndices != "" {
+		if w.State == api.StateRunning || w.State == api.StateFinished || w.ID == "4.t" || !w.ArrayIndices.IsZero() {
 			// 4.t: afterok on 2.t, now satisfied, but still user-held.
 			// The array parent: after any restart it reads Q until a
 			// subjob starts (plan.go sets B only on a start).

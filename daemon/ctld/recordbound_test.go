@@ -32,6 +32,11 @@ func fillJob(v reflect.Value, r *rand.Rand, runes []string, size, n int) {
 		v.Set(reflect.ValueOf(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("", -(23*3600+59*60)))))
 		return
 	}
+	if v.Type() == reflect.TypeFor[jobid.Range]() {
+		// The longest indices that encode (only parsed ranges do).
+		v.Set(reflect.ValueOf(jobid.Range{Lo: 10_000_000, Hi: jobid.MaxIndex, Step: jobid.MaxIndex}))
+		return
+	}
 	if v.Type() == reflect.TypeFor[jobid.DepType]() {
 		v.Set(reflect.ValueOf(jobid.AfterNotOK)) // the longest name; no other value encodes
 		return

@@ -193,7 +193,7 @@ func (c *Controller) delete(id Identity, j *job, force bool) *api.Error {
 		c.stopJobWithin(j, api.StopDeleted, grace)
 		return nil
 	}
-	if j.ArrayIndices != "" {
+	if !j.ArrayIndices.IsZero() {
 		// Running subjobs are stopped by the core's cancellation through
 		// their own ids; mark them here.
 		for _, sj := range c.jobs {
@@ -427,7 +427,7 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 			}
 			for _, j := range js {
 				sel = append(sel, j)
-				if j.ArrayIndices != "" && f.Subjobs {
+				if !j.ArrayIndices.IsZero() && f.Subjobs {
 					sel = append(append(sel, av.records(j)...), av.unstarted(j)...)
 				}
 			}
@@ -439,7 +439,7 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 				continue
 			}
 			sel = append(sel, j)
-			if j.ArrayIndices != "" && f.Subjobs {
+			if !j.ArrayIndices.IsZero() && f.Subjobs {
 				sel = append(sel, av.unstarted(j)...)
 			}
 		}
@@ -480,7 +480,7 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 			rec.Script, rec.Env, rec.History, rec.Command = "", nil, nil, nil
 		}
 		c.redact(id, &rec) // every answer but the summary lines, brief ones too (Shell)
-		if j.ArrayIndices != "" {
+		if !j.ArrayIndices.IsZero() {
 			rec.ArrayStates = av.states(j)
 		}
 		resp.Jobs = append(resp.Jobs, rec)

@@ -27,7 +27,7 @@ func spec(share string, gpus int, hold string, deps ...api.Dep) *api.SubmitSpec 
 func TestRestoreDependencyOrder(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	arrSpec := spec("a", 1, "u")
-	arrSpec.Job.ArrayIndices = "0-1"
+	arrSpec.Job.ArrayIndices = indices("0-1")
 	arr := tc.submitSpec(arrSpec)
 	onArr := tc.submitSpec(spec("a", 1, "", api.Dep{Type: jobid.AfterOK, On: arr}))
 	early := tc.submitSpec(spec("a", 1, ""))
@@ -174,7 +174,7 @@ func TestRestoreArrayAfterRequeuedSubjob(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	dep := tc.submitSpec(spec("a", 1, "u"))
 	arrSpec := spec("a", 1, "")
-	arrSpec.Job.ArrayIndices = "0-1"
+	arrSpec.Job.ArrayIndices = indices("0-1")
 	arr := tc.submitSpec(arrSpec)
 	n := tc.attachNode("n1")
 	var subs []string

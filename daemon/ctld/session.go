@@ -63,7 +63,7 @@ func checkInteractive(p *conf.Partition, j *api.Job) *api.Error {
 	switch {
 	case !p.Interactive:
 		return &api.Error{Code: api.CodeInvalidState, Message: fmt.Sprintf("partition %s takes no interactive jobs (interactive = false)", p.Name)}
-	case j.ArrayIndices != "":
+	case !j.ArrayIndices.IsZero():
 		return badRequest("an interactive job cannot be an array job")
 	case j.Script != "":
 		return badRequest("an interactive job runs no script: give its command after --, or none for a shell")
@@ -110,7 +110,7 @@ func (c *Controller) session(id Identity, s *api.SessionSpec) (*api.SessionGrant
 	if e != nil {
 		return nil, e
 	}
-	if len(jobs) != 1 || jobs[0].ArrayIndices != "" {
+	if len(jobs) != 1 || !jobs[0].ArrayIndices.IsZero() {
 		return nil, badRequest("a session is opened in one job, not an array: name a subjob (" + s.Job + ")")
 	}
 	j := jobs[0]

@@ -110,7 +110,7 @@ func TestCheckInteractive(t *testing.T) {
 		{"within the cap", p, api.Job{Interactive: true, Resources: api.Resources{Walltime: time.Minute}}, "", time.Minute},
 		{"above the cap", p, api.Job{Interactive: true, Resources: api.Resources{Walltime: 2 * time.Hour}}, api.CodeBadRequest, 0},
 		{"partition refuses", off, api.Job{Interactive: true}, api.CodeInvalidState, 0},
-		{"array", p, api.Job{Interactive: true, ArrayIndices: "1-3"}, api.CodeBadRequest, 0},
+		{"array", p, api.Job{Interactive: true, ArrayIndices: indices("1-3")}, api.CodeBadRequest, 0},
 		{"script", p, api.Job{Interactive: true, Script: "rm -rf /"}, api.CodeBadRequest, 0},
 		{"batch job untouched", off, api.Job{}, "", 0},
 	} {

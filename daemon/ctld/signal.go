@@ -78,7 +78,7 @@ func (c *Controller) forRunning(id Identity, ids []string, resp *api.Response, a
 func (c *Controller) withSubjobs(jobs []*job) []*job {
 	var out []*job
 	for _, j := range jobs {
-		if j.ArrayIndices == "" || j.ArrayParent != "" {
+		if j.ArrayIndices.IsZero() || j.ArrayParent != "" {
 			out = append(out, j)
 			continue
 		}

@@ -88,7 +88,7 @@ func (c *Controller) submit(id Identity, spec *api.SubmitSpec) (string, *api.Err
 	now := c.now()
 	j.Seq = seq
 	j.ID = jobID(seq, cl)
-	if j.ArrayIndices != "" {
+	if !j.ArrayIndices.IsZero() {
 		j.ID = arrayID(seq, cl)
 	}
 	j.Owner = api.Owner{User: id.User, UID: id.UID, GID: id.GID, Groups: id.Groups}
@@ -227,8 +227,8 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if p.MaxPreemptGrace > 0 && j.Grace > p.MaxPreemptGrace {
 		return badRequest(fmt.Sprintf("grace %v is above partition %s's max_preempt_grace %v", j.Grace, p.Name, p.MaxPreemptGrace))
 	}
-	if j.ArrayIndices != "" {
-		if _, err := arrayIndices(j.ArrayIndices); err != nil {
+	if !j.ArrayIndices.IsZero() {
+		if _, err := j.ArrayIndices.MarshalText(); err != nil { // decoded, it is checked; made in-process, here
 			return badRequest(err.Error())
 		}
 		if j.ArrayMax < 0 {

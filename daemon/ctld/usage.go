@@ -6,6 +6,7 @@ import (
 	"github.com/sharq-hpc/sharq/acct"
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/daemon/sched"
+	"github.com/sharq-hpc/sharq/jobid"
 )
 
 // Job accounting: what each run's GPUs cost, kept in the job's api.Usage
@@ -76,7 +77,13 @@ var historyFields = []historyField{
 	same("seq", func(j *api.Job) *uint64 { return &j.Seq }, func(r *acct.Record) *uint64 { return &r.Seq }),
 	same("array parent", func(j *api.Job) *string { return &j.ArrayParent }, func(r *acct.Record) *string { return &r.ArrayParent }),
 	same("array index", func(j *api.Job) *int { return &j.ArrayIndex }, func(r *acct.Record) *int { return &r.ArrayIndex }),
-	same("array indices", func(j *api.Job) *string { return &j.ArrayIndices }, func(r *acct.Record) *string { return &r.ArrayIndices }),
+	{"array indices", // written as the wire writes them; a record's unreadable indices show as none
+		func(j *api.Job, r *acct.Record) { r.ArrayIndices = j.ArrayIndices.Text() },
+		func(r *acct.Record, j *api.Job) {
+			if rng, err := jobid.ParseIndices(r.ArrayIndices); err == nil {
+				j.ArrayIndices = rng
+			}
+		}},
 	same("name", func(j *api.Job) *string { return &j.Name }, func(r *acct.Record) *string { return &r.Name }),
 	same("user", func(j *api.Job) *string { return &j.Owner.User }, func(r *acct.Record) *string { return &r.User }),
 	same("uid", func(j *api.Job) *uint32 { return &j.Owner.UID }, func(r *acct.Record) *uint32 { return &r.UID }),

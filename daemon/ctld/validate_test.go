@@ -30,7 +30,7 @@ func rawSubmit(t *testing.T, tc *testCluster, id Identity, jobJSON string) *api.
 func TestSubmitIgnoresInternalFields(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	victim := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "sweep", Share: "a", Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{GPUsPerNode: 1}, ArrayIndices: "0-3", Hold: "u"}})
+		Resources: api.Resources{GPUsPerNode: 1}, ArrayIndices: indices("0-3"), Hold: "u"}})
 	resp := rawSubmit(t, tc, mallory, `{"share":"a","command":["true"],"workdir":"/tmp","resources":{"gpus_per_node":1},"hold":"u",
 		"id":"99.t","seq":99,"owner":{"user":"alice","uid":1000},"partition":"other","array_parent":"`+victim+`","array_index":2,
 		"stopping":"deleted","state":"R","runs":7,"preemptions":3,"allocs":[{"node":"n1","gpus":[0]}],"exit_status":0,
@@ -221,7 +221,7 @@ func TestAlterCycleThroughArray(t *testing.T) {
 	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
 	first := tc.submitSpec(spec("a", 1, "u"))
 	arrSpec := spec("a", 1, "", api.Dep{Type: jobid.AfterOK, On: first})
-	arrSpec.Job.ArrayIndices = "0-3"
+	arrSpec.Job.ArrayIndices = indices("0-3")
 	arr := tc.submitSpec(arrSpec)
 	for _, on := range []string{arr, strings.Replace(arr, "[]", "[2]", 1)} {
 		resp := callAs(tc.ctl, alice, api.Request{Op: api.OpAlter, Alter: &api.AlterSpec{ID: first, Deps: &[]api.Dep{{Type: jobid.AfterOK, On: on}}}})
