@@ -393,3 +393,53 @@ func TestMoveLiftsSystemHold(t *testing.T) {
 		t.Errorf("after the move: hold %q state %s share %s, want u H b", j.Hold, j.State, j.Share)
 	}
 }
+
+// TestSystemHoldFollowsTheCore: the system hold is the core's decision
+// (sched.Plan.Holds): set when a reload makes a job's share unable to hold
+// it, and released when another reload lets it fit again; the controller
+// only records both.
+func TestSystemHoldFollowsTheCore(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	tc.attachNode("n1")
+	id := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "h", Share: "a", Command: []string{"true"}, WorkDir: "/tmp", Hold: "u",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: 4}}})
+	text, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reload := func(conf string) {
+		t.Helper()
+		if err := os.WriteFile(tc.conf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if resp := tc.call(api.Request{Op: api.OpReconfigure}); resp.Error != nil {
+			t.Fatal(resp.Error)
+		}
+	}
+	waitHold := func(want string) api.Job {
+		t.Helper()
+		deadline := time.Now().Add(testWait)
+		for {
+			j := tc.job(id)
+			if j.Hold == want {
+				return j
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("hold %q, want %q: %+v", j.Hold, want, j)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	reload(strings.Replace(string(text), "gpus = 4", "gpus = 2", 1))
+	waitHold("us")
+	reload(string(text))
+	j := waitHold("u")
+	var said []string
+	for _, h := range j.History {
+		said = append(said, h.What)
+	}
+	if !slices.ContainsFunc(said, func(s string) bool { return strings.HasPrefix(s, "held by the system") }) ||
+		!slices.ContainsFunc(said, func(s string) bool { return strings.HasPrefix(s, "released by the system") }) {
+		t.Errorf("history %q does not say the system held and released it", said)
+	}
+}
