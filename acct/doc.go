@@ -15,6 +15,12 @@
 //
 // The schema is versioned (table sharq_schema); Open applies the missing
 // migrations in one transaction and refuses a database written by a newer
-// schema ([ErrSchema]). testdata holds a database of every old version,
-// which the migration tests open.
+// schema ([ErrSchema]). testdata holds every old version (a SQLite file of
+// version 1, the DDL of version 2 with a few rows), which the migration
+// tests open on both backends.
+//
+// A record's [Detail] (script, environment, dependencies, event log and
+// submit options, so that qstat -x shows a purged job whole) is bounded as
+// the controller's job record is ([MaxDetailLen] and the counts beside it)
+// and read only when a [JobFilter] asks for it.
 package acct

@@ -65,6 +65,10 @@ type Record struct {
 	// the part between SIGTERM and exit of those runs.
 	OwnedGPUSeconds, BorrowedGPUSeconds float64
 	LostGPUSeconds, GraceGPUSeconds     float64
+
+	// Detail is what the job was beyond its accounting (schema version 3;
+	// older rows have none). Jobs reads it only with JobFilter.Detail.
+	Detail Detail
 }
 
 // GPUs is the number of GPUs the job asked for.
@@ -93,6 +97,9 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("%w: job %s: %d allocations", ErrInvalid, r.ID, len(r.Allocs))
 	case r.End.IsZero():
 		return fmt.Errorf("%w: job %s: no end time", ErrInvalid, r.ID)
+	}
+	if err := r.Detail.validate(r.ID); err != nil {
+		return err
 	}
 	switch r.Outcome {
 	case Completed, Failed, Deleted:

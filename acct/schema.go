@@ -80,6 +80,16 @@ var migrations = [][]string{
 				SUM(preemptions)
 			FROM jobs GROUP BY (end_ms / 3600000) * 3600000, user_name, share, part`,
 	},
+	// 3: what the job was beyond its accounting (Record.Detail): the script,
+	// the environment, dependencies and event log as JSON, the other submit
+	// options as one JSON object. Rows written before read as empty.
+	{
+		`ALTER TABLE jobs ADD COLUMN script TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE jobs ADD COLUMN env TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE jobs ADD COLUMN deps TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE jobs ADD COLUMN events TEXT NOT NULL DEFAULT ''`,
+		`ALTER TABLE jobs ADD COLUMN spec TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // SchemaVersion is the version Open brings a database to.

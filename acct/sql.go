@@ -114,12 +114,13 @@ const jobColumns = `id, seq, array_parent, array_index, array_indices, name, use
 	owned_gs, borrowed_gs, lost_gs, grace_gs`
 
 var upsertJob = func() string {
-	cols := strings.Split(strings.Join(strings.Fields(jobColumns), ""), ",")
+	all := jobColumns + ", " + detailColumns
+	cols := strings.Split(strings.Join(strings.Fields(all), ""), ",")
 	var set []string
 	for _, c := range cols[1:] {
 		set = append(set, c+" = excluded."+c)
 	}
-	return `INSERT INTO jobs (` + jobColumns + `) VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") +
+	return `INSERT INTO jobs (` + all + `) VALUES (` + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") +
 		`) ON CONFLICT (id) DO UPDATE SET ` + strings.Join(set, ", ")
 }()
 
@@ -187,12 +188,14 @@ func (s *sqlStore) Record(ctx context.Context, recs ...Record) error {
 		if r.ExitStatus != nil {
 			exit = int64(*r.ExitStatus)
 		}
+		script, env, deps, events, spec := r.Detail.encode()
 		if _, err := st.ExecContext(ctx, r.ID, int64(r.Seq), r.ArrayParent, r.ArrayIndex, r.ArrayIndices, r.Name, r.User,
 			int64(r.UID), int64(r.GID), r.Share, r.Partition,
 			r.Nodes, r.GPUsPerNode, r.CPUsPerNode, r.MemPerNode, r.Walltime.Milliseconds(), formatAllocs(r.Allocs),
 			ms(r.Submit), ms(r.Eligible), ms(r.Start), ms(r.End), r.Used.Milliseconds(), r.Runs, r.Preemptions, exit,
 			string(r.Outcome), r.Reason,
-			r.OwnedGPUSeconds, r.BorrowedGPUSeconds, r.LostGPUSeconds, r.GraceGPUSeconds); err != nil {
+			r.OwnedGPUSeconds, r.BorrowedGPUSeconds, r.LostGPUSeconds, r.GraceGPUSeconds,
+			script, env, deps, events, spec); err != nil {
 			return fmt.Errorf("history %s: record job %s: %w", s.where, r.ID, err)
 		}
 		h := hourly{endMS: ms(r.End), user: r.User, share: r.Share, part: r.Partition, indices: r.ArrayIndices,
@@ -317,7 +320,11 @@ func (s *sqlStore) Jobs(ctx context.Context, f JobFilter) ([]Record, error) {
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	query := `SELECT ` + jobColumns + ` FROM jobs`
+	cols := jobColumns
+	if f.Detail {
+		cols += ", " + detailColumns
+	}
+	query := `SELECT ` + cols + ` FROM jobs`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -337,11 +344,21 @@ func (s *sqlStore) Jobs(ctx context.Context, f JobFilter) ([]Record, error) {
 		var seq, uid, gid, wall, submit, elig, start, end, used int64
 		var exit sql.NullInt64
 		var allocs, outcome string
-		if err := rows.Scan(&r.ID, &seq, &r.ArrayParent, &r.ArrayIndex, &r.ArrayIndices, &r.Name, &r.User, &uid, &gid,
+		var detail [5]string
+		dest := []any{&r.ID, &seq, &r.ArrayParent, &r.ArrayIndex, &r.ArrayIndices, &r.Name, &r.User, &uid, &gid,
 			&r.Share, &r.Partition, &r.Nodes, &r.GPUsPerNode, &r.CPUsPerNode, &r.MemPerNode, &wall, &allocs,
 			&submit, &elig, &start, &end, &used, &r.Runs, &r.Preemptions, &exit, &outcome, &r.Reason,
-			&r.OwnedGPUSeconds, &r.BorrowedGPUSeconds, &r.LostGPUSeconds, &r.GraceGPUSeconds); err != nil {
+			&r.OwnedGPUSeconds, &r.BorrowedGPUSeconds, &r.LostGPUSeconds, &r.GraceGPUSeconds}
+		if f.Detail {
+			dest = append(dest, &detail[0], &detail[1], &detail[2], &detail[3], &detail[4])
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("history %s: jobs: %w", s.where, err)
+		}
+		if f.Detail {
+			if r.Detail, err = decodeDetail(detail[0], detail[1], detail[2], detail[3], detail[4]); err != nil {
+				return nil, fmt.Errorf("history %s: job %s: %w", s.where, r.ID, err)
+			}
 		}
 		r.Seq, r.UID, r.GID = uint64(seq), uint32(uid), uint32(gid)
 		r.Walltime, r.Used = time.Duration(wall)*time.Millisecond, time.Duration(used)*time.Millisecond

@@ -51,6 +51,9 @@ type JobFilter struct {
 	// Newest answers the Limit jobs that ended last, the last first (by
 	// default: the first ones, in end order).
 	Newest bool
+	// Detail reads each record's Detail too (up to MaxDetailLen bytes a
+	// job: ask for it for a few jobs, not for a report).
+	Detail bool
 }
 
 // Limits on Jobs.

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +32,7 @@ func Run(t *testing.T, f Factory) {
 		fn   func(t *testing.T, s acct.Store)
 	}{
 		{"RoundTrip", roundTrip},
+		{"DetailRoundTrip", detailRoundTrip},
 		{"RecordReplaces", recordReplaces},
 		{"InvalidBatchIsAtomic", invalidBatchIsAtomic},
 		{"Filters", filters},
@@ -151,6 +154,58 @@ func roundTrip(t *testing.T, s acct.Store) {
 	}
 }
 
+// detailed is full(id) with every field of its Detail set.
+func detailed(id string) acct.Record {
+	r := full(id)
+	r.Detail = acct.Detail{
+		Script: "#!/bin/bash\n#PBS -N train\npython train.py --lr 0.1 # 'quoted' \"x\" 训练\n", Shell: "/bin/bash",
+		Command: []string{"python", "it's"}, Env: map[string]string{"TOKEN": "s3cret", "PBS_O_WORKDIR": "/home/alice", "E": ""},
+		Deps:    []acct.Dep{{Type: "afterok", On: "10.lab"}, {Type: "afterany", On: "11[].lab"}},
+		Events:  []acct.Event{{Time: base, State: "Q", What: "submitted"}, {Time: base.Add(time.Minute + time.Millisecond), State: "R", What: "started on gpu01 [0 1]"}},
+		WorkDir: "/home/alice", Stdout: "/home/alice/train.o12", Stderr: "/home/alice/train.e12", Join: "oe", Umask: "077",
+		Image: "pytorch:24.05", Grace: 5 * time.Minute, NotBefore: base.Add(-time.Hour), Interactive: true,
+		Priority: 20, PBSPriority: -5, ArrayMax: 4, Labels: map[string]string{"gpu_type": "a100"}, Exclusive: true,
+		MPIProcs: 2, OMPThreads: 8, NodeFailures: 1,
+	}
+	return r
+}
+
+// detailRoundTrip: a record's Detail reads back whole with
+// JobFilter.Detail and is left out without it.
+func detailRoundTrip(t *testing.T, s acct.Store) {
+	r := detailed("20.lab")
+	plain := full("21.lab")
+	if err := s.Record(ctx, r, plain); err != nil {
+		t.Fatal(err)
+	}
+	got := mustJobs(t, s, acct.JobFilter{ID: r.ID, Detail: true})
+	if len(got) != 1 || !reflect.DeepEqual(got[0], r) {
+		t.Fatalf("round trip with detail:\n got %+v\nwant %+v", got, r)
+	}
+	got = mustJobs(t, s, acct.JobFilter{ID: r.ID})
+	if len(got) != 1 || !reflect.DeepEqual(got[0].Detail, acct.Detail{}) {
+		t.Fatalf("without Detail the detail was read: %+v", got)
+	}
+	got = mustJobs(t, s, acct.JobFilter{ID: plain.ID, Detail: true})
+	if len(got) != 1 || !reflect.DeepEqual(got[0], plain) {
+		t.Fatalf("record without detail:\n got %+v\nwant %+v", got, plain)
+	}
+	// At the bounds.
+	big := detailed("22.lab")
+	big.Detail.Events = make([]acct.Event, acct.MaxEvents)
+	for i := range big.Detail.Events {
+		big.Detail.Events[i] = acct.Event{Time: base.Add(time.Duration(i) * time.Second), State: "R", What: "x"}
+	}
+	big.Detail.Script = strings.Repeat("z", acct.MaxDetailLen-(big.Detail.Len()-len(big.Detail.Script)))
+	if err := s.Record(ctx, big); err != nil {
+		t.Fatalf("a detail of MaxDetailLen bytes: %v", err)
+	}
+	got = mustJobs(t, s, acct.JobFilter{ID: big.ID, Detail: true})
+	if len(got) != 1 || !reflect.DeepEqual(got[0], big) {
+		t.Fatalf("a detail at the bounds did not round-trip")
+	}
+}
+
 func recordReplaces(t *testing.T, s acct.Store) {
 	r := full("1.lab")
 	if err := s.Record(ctx, r); err != nil {
@@ -178,6 +233,21 @@ func invalidBatchIsAtomic(t *testing.T, s acct.Store) {
 		{"node with colon", func(r *acct.Record) { r.Allocs = []acct.Alloc{{Node: "a:b"}} }},
 		{"negative gpu", func(r *acct.Record) { r.Allocs = []acct.Alloc{{Node: "a", GPUs: []int{-1}}} }},
 		{"long name", func(r *acct.Record) { r.Name = string(make([]byte, acct.MaxNameLen+1)) }},
+		{"long script", func(r *acct.Record) { r.Detail.Script = strings.Repeat("x", acct.MaxDetailLen+1) }},
+		{"long detail", func(r *acct.Record) {
+			r.Detail.Script = strings.Repeat("x", acct.MaxDetailLen/2)
+			r.Detail.Env = map[string]string{"A": strings.Repeat("y", acct.MaxDetailLen/2)}
+		}},
+		{"script with NUL", func(r *acct.Record) { r.Detail.Script = "echo \x00" }},
+		{"script not UTF-8", func(r *acct.Record) { r.Detail.Script = "echo \xff" }},
+		{"too many events", func(r *acct.Record) { r.Detail.Events = make([]acct.Event, acct.MaxEvents+1) }},
+		{"too many deps", func(r *acct.Record) { r.Detail.Deps = make([]acct.Dep, acct.MaxDeps+1) }},
+		{"too many variables", func(r *acct.Record) {
+			r.Detail.Env = map[string]string{}
+			for i := range acct.MaxEnvVars + 1 {
+				r.Detail.Env[strconv.Itoa(i)] = ""
+			}
+		}},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
