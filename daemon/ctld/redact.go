@@ -15,9 +15,14 @@ func (c *Controller) mayRead(id Identity, j *api.Job) bool {
 // redact clears rec's secrets unless id may read them.
 func (c *Controller) redact(id Identity, rec *api.Job) {
 	if !c.mayRead(id, rec) {
-		rec.Env, rec.Script, rec.Command, rec.Shell = nil, "", nil, ""
+		clearSecrets(rec)
 	}
 }
+
+// clearSecrets clears what may hold secrets: the environment, the script,
+// the command and its interpreter. A purged job's record from the history
+// is redacted with it too (viewer.redact).
+func clearSecrets(rec *api.Job) { rec.Env, rec.Script, rec.Command, rec.Shell = nil, "", nil, "" }
 
 // redacted is a copy of j's record as id may see it.
 func (c *Controller) redacted(id Identity, j *job) api.Job {

@@ -21,6 +21,7 @@ type viewer struct {
 	user   string
 	uid    uint32
 	all    bool // an admin, or the site lets users see everything
+	admin  bool // reads every job's secrets (mayRead)
 	hist   *history
 	domain string // cluster name, for job ids
 }
@@ -29,10 +30,26 @@ type viewer struct {
 func (c *Controller) viewerOf(ctx context.Context, id Identity) (viewer, error) {
 	var v viewer
 	err := c.do(ctx, func() {
-		v = viewer{user: id.User, uid: id.UID, all: c.auth.isAdmin(id) || c.cfg.Accounting.UsersSeeAll, hist: c.hist,
+		admin := c.auth.isAdmin(id)
+		v = viewer{user: id.User, uid: id.UID, all: admin || c.cfg.Accounting.UsersSeeAll, admin: admin, hist: c.hist,
 			domain: c.cfg.Cluster.Name}
 	})
 	return v, err
+}
+
+// show is the job qstat shows of history record r, as it shows a live job
+// to the viewer: without the script, environment, command and event log
+// unless full (qstat -f), and without the script, environment, command
+// and shell unless the viewer owns the job or is an admin (mayRead).
+func (v viewer) show(r acct.Record, full bool) api.Job {
+	j := apiJob(r)
+	if !full {
+		j.Script, j.Env, j.History, j.Command = "", nil, nil, nil
+	}
+	if j.Owner.UID != v.uid && !v.admin {
+		clearSecrets(&j)
+	}
+	return j
 }
 
 // sees: a user's own job, or anything for those who see all.
@@ -138,7 +155,7 @@ func (c *Controller) report(ctx context.Context, id Identity, spec *api.ReportSp
 		}
 		resp := &api.Response{Jobs: make([]api.Job, 0, len(recs))}
 		for _, r := range recs {
-			resp.Jobs = append(resp.Jobs, apiJob(r))
+			resp.Jobs = append(resp.Jobs, v.show(r, false))
 		}
 		return resp
 	}
@@ -212,7 +229,7 @@ func (c *Controller) statHistory(ctx context.Context, id Identity, f *api.StatFi
 		}
 		if resp.Error != nil && resp.Error.Code == api.CodeUnknownJob {
 			if r, ok := c.historyJob(ctx, v, full); ok {
-				j := apiJob(r)
+				j := v.show(r, f.Full)
 				resp = &api.Response{}
 				if f.Summary {
 					resp.Summary = api.AppendSummary(nil, &j)
@@ -238,7 +255,7 @@ func (c *Controller) historyJob(ctx context.Context, v viewer, id string) (acct.
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	recs, err := store.Jobs(ctx, acct.JobFilter{ID: id, Limit: 2})
+	recs, err := store.Jobs(ctx, acct.JobFilter{ID: id, Limit: 2, Detail: true}) // one job: its detail too
 	if err != nil {
 		c.log.Warn("job history: lookup", "job", id, "err", err)
 		return acct.Record{}, false
@@ -279,7 +296,7 @@ func (c *Controller) statFinished(ctx context.Context, id Identity, f *api.StatF
 			if r.ArrayParent != "" && !f.Subjobs {
 				continue
 			}
-			hist = append(hist, apiJob(r))
+			hist = append(hist, v.show(r, f.Full))
 		}
 		sort.SliceStable(hist, func(i, k int) bool {
 			if hist[i].Seq != hist[k].Seq {

@@ -1,7 +1,11 @@
 package ctld
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sharq-hpc/sharq/acct"
 	"github.com/sharq-hpc/sharq/api"
@@ -124,6 +128,62 @@ var historyFields = []historyField{
 	same("borrowed", func(j *api.Job) *float64 { return &j.Acct.Borrowed }, func(r *acct.Record) *float64 { return &r.BorrowedGPUSeconds }),
 	same("lost", func(j *api.Job) *float64 { return &j.Acct.Lost }, func(r *acct.Record) *float64 { return &r.LostGPUSeconds }),
 	same("grace", func(j *api.Job) *float64 { return &j.Acct.Grace }, func(r *acct.Record) *float64 { return &r.GraceGPUSeconds }),
+
+	// What the job was (acct.Detail), so that qstat -x shows a purged job as
+	// it showed the live one; the readers redact it as they redact a live
+	// job (script, command, shell and environment: owner and admins only).
+	// Lists and maps are copied: the record is written off the loop.
+	same("script", func(j *api.Job) *string { return &j.Script }, func(r *acct.Record) *string { return &r.Detail.Script }),
+	same("shell", func(j *api.Job) *string { return &j.Shell }, func(r *acct.Record) *string { return &r.Detail.Shell }),
+	{"command",
+		func(j *api.Job, r *acct.Record) { r.Detail.Command = slices.Clone(j.Command) },
+		func(r *acct.Record, j *api.Job) { j.Command = r.Detail.Command }},
+	{"env",
+		func(j *api.Job, r *acct.Record) { r.Detail.Env = maps.Clone(j.Env) },
+		func(r *acct.Record, j *api.Job) { j.Env = r.Detail.Env }},
+	{"deps", // written as the wire writes them; a record's unreadable type drops that dependency
+		func(j *api.Job, r *acct.Record) {
+			for _, d := range j.Deps {
+				r.Detail.Deps = append(r.Detail.Deps, acct.Dep{Type: d.Type.String(), On: d.On})
+			}
+		},
+		func(r *acct.Record, j *api.Job) {
+			for _, d := range r.Detail.Deps {
+				if t, err := jobid.ParseDepType(d.Type); err == nil {
+					j.Deps = append(j.Deps, api.Dep{Type: t, On: d.On})
+				}
+			}
+		}},
+	{"history",
+		func(j *api.Job, r *acct.Record) {
+			for _, h := range j.History {
+				r.Detail.Events = append(r.Detail.Events, acct.Event{Time: h.Time, State: string(h.State), What: h.What})
+			}
+		},
+		func(r *acct.Record, j *api.Job) {
+			for _, e := range r.Detail.Events {
+				j.History = append(j.History, api.HistoryEntry{Time: e.Time, State: api.State(e.State), What: e.What})
+			}
+		}},
+	same("workdir", func(j *api.Job) *string { return &j.WorkDir }, func(r *acct.Record) *string { return &r.Detail.WorkDir }),
+	same("stdout", func(j *api.Job) *string { return &j.Stdout }, func(r *acct.Record) *string { return &r.Detail.Stdout }),
+	same("stderr", func(j *api.Job) *string { return &j.Stderr }, func(r *acct.Record) *string { return &r.Detail.Stderr }),
+	same("join", func(j *api.Job) *string { return &j.Join }, func(r *acct.Record) *string { return &r.Detail.Join }),
+	same("umask", func(j *api.Job) *string { return &j.Umask }, func(r *acct.Record) *string { return &r.Detail.Umask }),
+	same("image", func(j *api.Job) *string { return &j.Image }, func(r *acct.Record) *string { return &r.Detail.Image }),
+	same("checkpoint grace", func(j *api.Job) *time.Duration { return &j.Grace }, func(r *acct.Record) *time.Duration { return &r.Detail.Grace }),
+	same("not before", func(j *api.Job) *time.Time { return &j.NotBefore }, func(r *acct.Record) *time.Time { return &r.Detail.NotBefore }),
+	same("interactive", func(j *api.Job) *bool { return &j.Interactive }, func(r *acct.Record) *bool { return &r.Detail.Interactive }),
+	same("priority", func(j *api.Job) *int { return &j.Priority }, func(r *acct.Record) *int { return &r.Detail.Priority }),
+	same("pbs priority", func(j *api.Job) *int { return &j.PBSPriority }, func(r *acct.Record) *int { return &r.Detail.PBSPriority }),
+	same("array max", func(j *api.Job) *int { return &j.ArrayMax }, func(r *acct.Record) *int { return &r.Detail.ArrayMax }),
+	{"labels",
+		func(j *api.Job, r *acct.Record) { r.Detail.Labels = maps.Clone(j.Resources.Labels) },
+		func(r *acct.Record, j *api.Job) { j.Resources.Labels = r.Detail.Labels }},
+	same("exclusive", func(j *api.Job) *bool { return &j.Resources.Exclusive }, func(r *acct.Record) *bool { return &r.Detail.Exclusive }),
+	same("mpiprocs", func(j *api.Job) *int { return &j.Resources.MPIProcs }, func(r *acct.Record) *int { return &r.Detail.MPIProcs }),
+	same("ompthreads", func(j *api.Job) *int { return &j.Resources.OMPThreads }, func(r *acct.Record) *int { return &r.Detail.OMPThreads }),
+	same("node failures", func(j *api.Job) *int { return &j.NodeFailures }, func(r *acct.Record) *int { return &r.Detail.NodeFailures }),
 }
 
 // outcome is how j ended. A job finished before the controller recorded
@@ -151,7 +211,40 @@ func historyRecord(j *api.Job) acct.Record {
 	if len(r.Reason) > acct.MaxTextLen {
 		r.Reason = r.Reason[:acct.MaxTextLen]
 	}
+	fitDetail(&r.Detail)
 	return r
+}
+
+// fitDetail keeps d within the history's bounds, which are those of the
+// job's spool record (acct.MaxDetailLen is spool.MaxRecordSize; job.history
+// keeps 201 events; submit and qalter check the counts and that the
+// script is text), so that a job the spool held loses nothing. Should a
+// record from an older release not fit, its accounting is still written:
+// the event log keeps its first and latest entries, and the largest parts
+// (script, then environment, then command and labels, then events and
+// dependencies) go.
+func fitDetail(d *acct.Detail) {
+	if !utf8.ValidString(d.Script) || strings.IndexByte(d.Script, 0) >= 0 {
+		d.Script = strings.ToValidUTF8(strings.ReplaceAll(d.Script, "\x00", ""), "\uFFFD")
+	}
+	if n := len(d.Events); n > acct.MaxEvents {
+		d.Events = append(d.Events[:1:1], d.Events[n-acct.MaxEvents+1:]...)
+	}
+	if len(d.Deps) > acct.MaxDeps {
+		d.Deps = d.Deps[:acct.MaxDeps]
+	}
+	if d.Len() > acct.MaxDetailLen {
+		d.Script = ""
+	}
+	if len(d.Env) > acct.MaxEnvVars || d.Len() > acct.MaxDetailLen {
+		d.Env = nil
+	}
+	if len(d.Command) > acct.MaxArgs || len(d.Labels) > acct.MaxLabels || d.Len() > acct.MaxDetailLen {
+		d.Command, d.Labels = nil, nil
+	}
+	if d.Len() > acct.MaxDetailLen { // what is left are bounded paths, events and dependencies
+		d.Events, d.Deps = nil, nil
+	}
 }
 
 // apiJob turns a history record back into the job qstat shows.

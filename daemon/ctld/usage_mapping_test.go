@@ -17,22 +17,13 @@ import (
 // field the mapping (historyFields) leaves out, so a field added to api.Job
 // is either mapped or listed here.
 var notInHistory = map[string]string{
-	// The history is a SQL table of accounting columns (acct.Record, in
-	// SQLite and PostgreSQL): what the user wrote and how the job went
-	// step by step stay in the spool until the job is purged.
-	"Script": "user text, unbounded", "Command": "user text", "Shell": "user text", "Env": "user text, unbounded",
-	"Deps": "user text", "History": "the step-by-step log", "Stdout": "a path", "Stderr": "a path",
-	"Join": "a submit option", "WorkDir": "a path", "Umask": "a submit option",
-	"Image": "a submit option", "Grace": "a submit option", "NotBefore": "a submit option",
-	"Interactive": "a submit option", "Priority": "queue order",
-	"PBSPriority": "queue order", "QueuePlace": "queue order", "Hold": "pending state", "ArrayMax": "pending state",
-	"Owner.Groups": "the submitter's groups at submit time", "Resources.Labels": "a node selector",
-	"Resources.Exclusive": "a placement option", "Resources.MPIProcs": "a node-file option",
-	"Resources.OMPThreads": "an environment option",
-	// Running or pending state, meaningless once the job ended.
+	// Queue and pending state, meaningless once the job ended.
+	"QueuePlace": "queue order", "Hold": "pending state", "Estimated": "pending state, never stored",
+	"Owner.Groups": "the submitter's groups, for the controller's rights checks while the job lives",
+	// Running state and the controller's retry bookkeeping.
 	"State": "always finished", "Stopping": "running state", "RequeueAt": "running state",
-	"Estimated": "pending state, never stored", "ArrayStates": "never stored", "NodeFailures": "retry counter",
-	"StartFailures": "retry counter", "CheckpointNode": "restart placement",
+	"ArrayStates": "never stored", "StartFailures": "retry counter (qstat -f does not show it)",
+	"CheckpointNode":   "restart placement",
 	"Acct.RunBorrowed": "running state", "Acct.StopSent": "running state", "Acct.Recorded": "set by apiJob itself",
 }
 
@@ -115,7 +106,8 @@ func TestHistoryMapping(t *testing.T) {
 		for n := range 3 {
 			var r acct.Record
 			fill(reflect.ValueOf(&r).Elem(), n)
-			r.ArrayIndices = fmt.Sprintf("0-%d:%d", 10+n, n+2) // only indices the wire reads are written
+			r.ArrayIndices = fmt.Sprintf("0-%d:%d", 10+n, n+2)                       // only indices the wire reads are written
+			r.Detail.Deps[0].Type = []string{"afterok", "afternotok", "afterany"}[n] // and dependency types
 			j := apiJob(r)
 			if got := historyRecord(&j); !reflect.DeepEqual(got, r) {
 				t.Errorf("record -> job -> record:\n got %+v\nwant %+v", got, r)
