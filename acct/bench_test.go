@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +18,20 @@ func benchRecord(i int) acct.Record {
 		Submit: time.UnixMilli(int64(i) * 1000), Start: time.UnixMilli(int64(i)*1000 + 10), End: time.UnixMilli(int64(i)*1000 + 100),
 		Outcome: acct.Completed, ExitStatus: new(int), OwnedGPUSeconds: 100, Runs: 1}
 }
+
+// typicalDetail is a job's detail as a batch job has it: a 2 KiB script,
+// 40 environment variables, six events.
+var typicalDetail = func() acct.Detail {
+	d := acct.Detail{Script: "#!/bin/bash\n" + strings.Repeat("python train.py --epochs 10 --lr 0.001 # comment\n", 40),
+		Env: map[string]string{}, WorkDir: "/home/user/exp", Stdout: "/home/user/exp/train.o1", Stderr: "/home/user/exp/train.e1"}
+	for i := range 40 {
+		d.Env[fmt.Sprintf("PBS_VAR_%d", i)] = "/some/path/value/of/moderate/length"
+	}
+	for _, w := range []string{"submitted", "eligible", "started on gpu01 [0 1]", "running", "exited 0", "finished"} {
+		d.Events = append(d.Events, acct.Event{Time: time.UnixMilli(1000), State: "R", What: w})
+	}
+	return d
+}()
 
 // benchStores opens an empty store of each backend.
 func benchStores(b *testing.B) map[string]acct.Store {
@@ -37,14 +52,20 @@ func benchStores(b *testing.B) map[string]acct.Store {
 // previous one was written).
 func BenchmarkRecord(b *testing.B) {
 	for name, s := range benchStores(b) {
-		for _, batch := range []int{1, 100} {
-			b.Run(fmt.Sprintf("%s/batch=%d", name, batch), func(b *testing.B) {
+		for _, bc := range []struct {
+			batch  int
+			detail bool
+		}{{1, false}, {100, false}, {1, true}, {100, true}} {
+			b.Run(fmt.Sprintf("%s/batch=%d/detail=%v", name, bc.batch, bc.detail), func(b *testing.B) {
 				n := 0
-				recs := make([]acct.Record, batch)
+				recs := make([]acct.Record, bc.batch)
 				for b.Loop() {
 					for k := range recs {
 						n++
 						recs[k] = benchRecord(n)
+						if bc.detail {
+							recs[k].Detail = typicalDetail
+						}
 					}
 					if err := s.Record(context.Background(), recs...); err != nil {
 						b.Fatal(err)
