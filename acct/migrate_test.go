@@ -158,28 +158,6 @@ func TestSQLiteMigratesV1(t *testing.T) {
 	checkMigrated(t, s)
 }
 
-func TestPostgresMigratesV1(t *testing.T) {
-	dsn := newPGDB(t)
-	script, err := os.ReadFile("testdata/history-v1.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(script)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	s, err := acct.OpenPostgres(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	checkMigrated(t, s)
-}
-
 func TestRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.db")
 	s, err := acct.OpenSQLite(context.Background(), path)
