@@ -61,6 +61,9 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
+		if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+			return
+		}
 		var req api.Request
 		err := dec.Decode(&req)
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {

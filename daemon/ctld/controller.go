@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,11 @@ type Controller struct {
 	log  *slog.Logger
 	now  func() time.Time
 	cfg  *conf.Config
+	// snap is cfg for the goroutines that are not the loop (the servers'
+	// connections): a reload replaces cfg on the loop, and stores the new
+	// one here; a reader gets one whole configuration, old or new, and
+	// must not change it.
+	snap atomic.Pointer[conf.Config]
 	// cfgText is the configuration file as it was loaded (sharqctl show config).
 	cfgText string
 	auth    authConfig
@@ -191,6 +197,7 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 		c.log.Warn("config", "warning", w.Error())
 	}
 	c.cfg, c.auth = cfg, a
+	c.snap.Store(cfg)
 	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
 	c.heartbeatNs.Store(int64(cfg.Cluster.HeartbeatInterval))
 	c.setJobLease(cfg.Cluster.JobLease)
@@ -253,21 +260,33 @@ func (c *Controller) Run(ctx context.Context) error {
 	// A listener that fails stops the controller with its error (systemd
 	// restarts it); listeners that end because ctx did report nil.
 	failed := make(chan error, 1)
+	// servers are the goroutines below, handlers the connections they
+	// accepted: both are joined (after ctx ends: the handlers see it and
+	// return) before the deferred closes above run, so no connection is
+	// still using the spool or the history store when they close.
+	var servers, handlers sync.WaitGroup
+	defer func() {
+		cancel()
+		servers.Wait() // then no handler starts any more
+		handlers.Wait()
+	}()
 	listen := func(run func() error) {
-		if err := run(); err != nil {
-			select {
-			case failed <- err:
-			default:
+		servers.Go(func() {
+			if err := run(); err != nil {
+				select {
+				case failed <- err:
+				default:
+				}
+				cancel()
 			}
-			cancel()
-		}
+		})
 	}
-	go listen(func() error {
-		return conns.Serve(ctx, cl, "client", c.log, func(conn net.Conn) { c.serveClient(ctx, conn) })
+	listen(func() error {
+		return conns.ServeIn(ctx, cl, "client", c.log, &handlers, func(conn net.Conn) { c.serveClient(ctx, conn) })
 	})
 	if nl != nil {
-		go listen(func() error {
-			return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
+		listen(func() error {
+			return conns.ServeIn(ctx, nl, "node", c.log, &handlers, func(conn net.Conn) { c.serveNode(ctx, conn) })
 		})
 	} else {
 		// HA: the ports are open since the campaign; they serve for real now.
@@ -276,17 +295,17 @@ func (c *Controller) Run(ctx context.Context) error {
 	if tl != nil {
 		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
 			"munge_socket", c.cfg.Cluster.MungeSocket)
-		go listen(func() error {
-			return conns.Serve(ctx, tl, "remote client", c.log, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
+		listen(func() error {
+			return conns.ServeIn(ctx, tl, "remote client", c.log, &handlers, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
 		})
 	}
 	if ml != nil {
-		go listen(func() error { return c.met.serve(ctx, ml) })
+		listen(func() error { return c.met.serve(ctx, ml) })
 	}
 	if c.lead != nil {
 		// A lost session stops the controller at once (systemd starts it
 		// again, as a candidate).
-		go listen(func() error {
+		listen(func() error {
 			select {
 			case <-c.lead.Done():
 				if graceful.Err() == nil {

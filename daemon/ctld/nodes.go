@@ -154,11 +154,17 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 		return
 	}
 	defer c.post(context.Background(), func() { c.nodeGone(nc) })
+	// The controller stopping ends the wait for the node's next message
+	// (Run joins this goroutine before it closes the spool).
+	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
 	for {
 		// Real time: a socket deadline. It only bounds a stalled read;
 		// whether the node is lost is checkNodes' decision, on the
 		// controller's clock (nodeReadBound).
 		conn.SetReadDeadline(time.Now().Add(nodeReadBound(c.nodeTimeout())))
+		if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+			return
+		}
 		var m api.NodeMsg
 		if err := dec.Decode(&m); err != nil {
 			if ctx.Err() == nil {
