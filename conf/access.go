@@ -2,38 +2,6 @@ package conf
 
 import "strings"
 
-// Permits reports whether user, a member of groups, may submit to the
-// share: its users list names the user, one of the groups ("@group"), or
-// holds "*". It does not look at Enabled.
-func (s *Share) Permits(user string, groups []string) bool {
-	return matchPrincipal(s.Users, user, groups, true)
-}
-
-// IsAdmin reports whether user, a member of groups, is a cluster admin.
-func (c *Cluster) IsAdmin(user string, groups []string) bool {
-	return matchPrincipal(c.Admins, user, groups, false)
-}
-
-func matchPrincipal(list []string, user string, groups []string, wildcard bool) bool {
-	for _, e := range list {
-		switch {
-		case e == "*":
-			if wildcard {
-				return true
-			}
-		case strings.HasPrefix(e, "@"):
-			for _, g := range groups {
-				if g == e[1:] {
-					return true
-				}
-			}
-		case e == user:
-			return true
-		}
-	}
-	return false
-}
-
 // checkPrincipal says what is wrong with a users or admins entry, or "".
 func checkPrincipal(e string, wildcard bool) string {
 	if e == "*" {
