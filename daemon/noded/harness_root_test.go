@@ -21,6 +21,7 @@ import (
 	"github.com/sharq-hpc/sharq/daemon/noded"
 	"github.com/sharq-hpc/sharq/internal/testenv"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // socket is the package's private containerd, started by TestMain.
@@ -129,7 +130,7 @@ func (e *env) runtime(t *testing.T, node string) runtime.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	rt, err := runtime.NewContainerd(ctx, e.socket, e.ns, runtime.WithNode(node), runtime.WithLazyDaemon()) // as sharqd's
+	rt, err := containerd.NewContainerd(ctx, e.socket, e.ns, containerd.WithNode(node), containerd.WithLazyDaemon()) // as sharqd's
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func childMain() int {
 	}
 	ctx, cancel := signalContext()
 	defer cancel()
-	rt, err := runtime.NewContainerd(ctx, a.Config.Runtime.ContainerdSocket, a.Config.Runtime.Namespace, runtime.WithNode(a.Node))
+	rt, err := containerd.NewContainerd(ctx, a.Config.Runtime.ContainerdSocket, a.Config.Runtime.Namespace, containerd.WithNode(a.Node))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1

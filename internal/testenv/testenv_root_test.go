@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 func TestContainerdStartStop(t *testing.T) {
@@ -37,7 +38,7 @@ func TestContainerdStartStop(t *testing.T) {
 		t.Errorf("second BusyboxImage = %q, %v", again, err)
 	}
 	// A job still running when the daemon stops is killed and cleaned up.
-	rt, err := runtime.NewContainerd(ctx, d.Socket, ns, runtime.WithNode("n"))
+	rt, err := containerd.NewContainerd(ctx, d.Socket, ns, containerd.WithNode("n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"context"
@@ -13,15 +13,16 @@ import (
 	"testing"
 
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // benchRuntime is a runtime for node that counts its daemon calls, and a
 // directory of uid 1000 for the jobs' output.
-func benchRuntime(b *testing.B, node string) (*runtime.Containerd, *atomic.Int64, string) {
+func benchRuntime(b *testing.B, node string) (*containerd.Containerd, *atomic.Int64, string) {
 	b.Helper()
 	calls := new(atomic.Int64)
-	rt, err := runtime.NewContainerd(context.Background(), socket, namespace, runtime.WithNode(node),
-		runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithCallCounter(calls))
+	rt, err := containerd.NewContainerd(context.Background(), socket, namespace, containerd.WithNode(node),
+		containerd.WithLogger(slog.New(slog.DiscardHandler)), containerd.WithCallCounter(calls))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // Confinement of a job beyond its user's rights (see SECURITY.md):
@@ -28,12 +30,6 @@ import (
 //   - the network (Spec.Network): the host's (the default) or a new,
 //     empty network namespace with only a loopback interface.
 
-// Networks of Spec.Network.
-const (
-	NetworkHost = "host" // the node's network namespace (default, "")
-	NetworkNone = "none" // a new network namespace: loopback only
-)
-
 // nsSyscalls are the system calls of namespaces and of mounting in them,
 // which the default profile gives only to CAP_SYS_ADMIN holders.
 var nsSyscalls = []string{
@@ -45,7 +41,7 @@ var nsSyscalls = []string{
 
 // confineOpts are the options of s's confinement; they come after the
 // capabilities are set (the seccomp profile depends on them).
-func confineOpts(s Spec) []oci.SpecOpts {
+func confineOpts(s runtime.Spec) []oci.SpecOpts {
 	opts := []oci.SpecOpts{seccomp.WithDefaultProfile(), withNativeABIOnly}
 	if s.UserNS {
 		opts = append(opts, withUserNamespaces)
@@ -56,7 +52,7 @@ func confineOpts(s Spec) []oci.SpecOpts {
 	if s.Pids > 0 {
 		opts = append(opts, oci.WithPidsLimit(s.Pids))
 	}
-	if s.Network == NetworkNone {
+	if s.Network == runtime.NetworkNone {
 		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace}))
 	} else {
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
@@ -119,4 +115,6 @@ func withNoSwap(_ context.Context, _ oci.Client, _ *containers.Container, s *oci
 }
 
 // validNetwork tells whether n is a Spec.Network.
-func validNetwork(n string) bool { return n == "" || n == NetworkHost || n == NetworkNone }
+func validNetwork(n string) bool {
+	return n == "" || n == runtime.NetworkHost || n == runtime.NetworkNone
+}

@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/opencontainers/image-spec/identity"
 
 	"github.com/sharq-hpc/sharq/internal/testenv"
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // A start prepares its image once per digest (imagecache.go). When the
@@ -30,8 +30,8 @@ func TestStartAfterUnpackedImageRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.NewContainerd(ctx, socket, ns, runtime.WithNode("prune"),
-		runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	rt, err := containerd.NewContainerd(ctx, socket, ns, containerd.WithNode("prune"),
+		containerd.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

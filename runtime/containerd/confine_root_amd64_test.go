@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/internal/testenv"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 	"github.com/sharq-hpc/sharq/runtime/runtimetest"
 )
 
@@ -434,7 +435,7 @@ func TestNodesShareContainerd(t *testing.T) {
 	}
 	// A spec for another node is refused.
 	sc := userSpec("share-b", dir, "c", "exit 0")
-	if err := ra.Start(ctx, sc); !errors.Is(err, runtime.ErrBadSpec) {
+	if err := ra.Start(ctx, sc); !errors.Is(err, containerd.ErrBadSpec) {
 		t.Errorf("Start of a job for another node: %v, want ErrBadSpec", err)
 	}
 }

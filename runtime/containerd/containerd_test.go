@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/internal/testenv"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 	"github.com/sharq-hpc/sharq/runtime/runtimetest"
 )
 
@@ -57,7 +58,7 @@ func run(m *testing.M) int {
 	if testing.Verbose() {
 		snap := "?"
 		if cl, err := client.New(socket); err == nil {
-			snap, _ = runtime.DetectSnapshotter(namespaces.WithNamespace(ctx, namespace), cl)
+			snap, _ = containerd.DetectSnapshotter(namespaces.WithNamespace(ctx, namespace), cl)
 			cl.Close()
 		}
 		fmt.Fprintf(os.Stderr, "containerd up in %v, image imported in %v, snapshotter %s\n",
@@ -67,10 +68,10 @@ func run(m *testing.M) int {
 }
 
 // newRuntime connects a runtime for node to the test daemon.
-func newRuntime(t testing.TB, node string) *runtime.Containerd {
+func newRuntime(t testing.TB, node string) *containerd.Containerd {
 	t.Helper()
-	rt, err := runtime.NewContainerd(context.Background(), socket, namespace, runtime.WithNode(node),
-		runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	rt, err := containerd.NewContainerd(context.Background(), socket, namespace, containerd.WithNode(node),
+		containerd.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

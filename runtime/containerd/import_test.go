@@ -1,6 +1,6 @@
 //go:build !unit
 
-package runtime_test
+package containerd_test
 
 import (
 	"archive/tar"
@@ -19,7 +19,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/sharq-hpc/sharq/internal/testenv"
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 func buildImage(t *testing.T, ref string) []byte {
@@ -29,7 +29,7 @@ func buildImage(t *testing.T, ref string) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := runtime.BuildImage(context.Background(), &buf, ref, bb); err != nil {
+	if err := containerd.BuildImage(context.Background(), &buf, ref, bb); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -86,7 +86,7 @@ func TestImportImage(t *testing.T) {
 	ns := testenv.Namespace()
 	const ref = "sharq.test/imported:v1"
 	tarball := buildImage(t, ref)
-	names, err := runtime.ImportImage(ctx, socket, ns, bytes.NewReader(tarball))
+	names, err := containerd.ImportImage(ctx, socket, ns, bytes.NewReader(tarball))
 	if err != nil || len(names) != 1 || names[0] != ref {
 		t.Fatalf("ImportImage = %v, %v, want [%s]", names, err, ref)
 	}
@@ -100,7 +100,7 @@ func TestImportImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := runtime.DetectSnapshotter(nctx, cl)
+	snap, err := containerd.DetectSnapshotter(nctx, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +108,13 @@ func TestImportImage(t *testing.T) {
 		t.Errorf("image not unpacked for %s: %v", snap, err)
 	}
 	// Importing again is fine (same names).
-	if names, err := runtime.ImportImage(ctx, socket, ns, bytes.NewReader(tarball)); err != nil || len(names) != 1 {
+	if names, err := containerd.ImportImage(ctx, socket, ns, bytes.NewReader(tarball)); err != nil || len(names) != 1 {
 		t.Errorf("second import: %v, %v", names, err)
 	}
-	if _, err := runtime.ImportImage(ctx, socket, ns, bytes.NewReader(stripNames(t, tarball))); !errors.Is(err, runtime.ErrNoImageName) {
+	if _, err := containerd.ImportImage(ctx, socket, ns, bytes.NewReader(stripNames(t, tarball))); !errors.Is(err, containerd.ErrNoImageName) {
 		t.Errorf("archive without names: %v, want ErrNoImageName", err)
 	}
-	if _, err := runtime.ImportImage(ctx, socket, ns, bytes.NewReader([]byte("not a tar"))); err == nil {
+	if _, err := containerd.ImportImage(ctx, socket, ns, bytes.NewReader([]byte("not a tar"))); err == nil {
 		t.Error("garbage imported")
 	}
 }
@@ -139,7 +139,7 @@ func TestNativeSnapshotter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := runtime.NewContainerd(ctx, d.Socket, ns, runtime.WithNode("native"), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	rt, err := containerd.NewContainerd(ctx, d.Socket, ns, containerd.WithNode("native"), containerd.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

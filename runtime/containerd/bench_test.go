@@ -1,14 +1,16 @@
-package runtime
+package containerd
 
 import (
 	"context"
 	"io"
 	"testing"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 func BenchmarkContainerID(b *testing.B) {
 	for b.Loop() {
-		ContainerID("gpu-node-017", "123456[42].cluster.example.org")
+		runtime.ContainerID("gpu-node-017", "123456[42].cluster.example.org")
 	}
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // ErrBadSpec wraps every reason Start refuses a Spec.
@@ -40,9 +42,9 @@ const minShm = 64 << 20
 // Images must therefore have a POSIX /bin/sh (any image that runs job
 // scripts does).
 func initScript(join bool) string {
-	redirect := "exec >>" + outputStdout + " 2>>" + outputStderr
+	redirect := "exec >>" + runtime.OutputStdout + " 2>>" + runtime.OutputStderr
 	if join {
-		redirect = "exec >>" + outputStdout + " 2>&1"
+		redirect = "exec >>" + runtime.OutputStdout + " 2>&1"
 	}
 	return redirect + "\n\"$@\" &\nwait $!\n"
 }
@@ -57,7 +59,7 @@ type host struct {
 }
 
 // validate checks what Start needs of s.
-func validate(s Spec) error {
+func validate(s runtime.Spec) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: job %s: %s", ErrBadSpec, s.JobID, fmt.Sprintf(format, a...))
 	}
@@ -83,13 +85,13 @@ func validate(s Spec) error {
 	case s.Pids < 0:
 		return bad("negative pids limit")
 	case !validNetwork(s.Network):
-		return bad("network %q (want %q or %q)", s.Network, NetworkHost, NetworkNone)
+		return bad("network %q (want %q or %q)", s.Network, runtime.NetworkHost, runtime.NetworkNone)
 	}
 	for _, m := range s.Mounts {
 		if !filepath.IsAbs(m.Source) || !filepath.IsAbs(m.Dest) {
 			return bad("mount %s:%s: paths must be absolute", m.Source, m.Dest)
 		}
-		if filepath.Clean(m.Dest) == "/" || strings.HasPrefix(filepath.Clean(m.Dest), outputDir) {
+		if filepath.Clean(m.Dest) == "/" || strings.HasPrefix(filepath.Clean(m.Dest), runtime.OutputDir) {
 			return bad("mount destination %s is reserved", m.Dest)
 		}
 	}
@@ -103,7 +105,7 @@ func validate(s Spec) error {
 
 // specOpts returns the OCI spec options of s, applied after the image's
 // config (oci.WithImageConfig) on containerd's default Linux spec.
-func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
+func specOpts(s runtime.Spec, h host) ([]oci.SpecOpts, error) {
 	join := s.Stdout == s.Stderr
 	args := append([]string{"/bin/sh", "-c", initScript(join), "sharq-init"}, s.Args...)
 	opts := []oci.SpecOpts{
@@ -120,16 +122,16 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 	if s.WorkDir != "" {
 		opts = append(opts, oci.WithProcessCwd(s.WorkDir))
 	}
-	opts = append(opts, withUmask(s.umask()))
+	opts = append(opts, withUmask(s.FileUmask()))
 
 	mounts := []specs.Mount{
 		// The job's own cgroup, read-only: programs size themselves by
 		// their CPU quota and memory limit.
 		{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
-		bind(s.Stdout, outputStdout, false),
+		bind(s.Stdout, runtime.OutputStdout, false),
 	}
 	if !join {
-		mounts = append(mounts, bind(s.Stderr, outputStderr, false))
+		mounts = append(mounts, bind(s.Stderr, runtime.OutputStderr, false))
 	}
 	for _, m := range s.Mounts {
 		mounts = append(mounts, bind(m.Source, m.Dest, m.ReadOnly))
@@ -169,7 +171,7 @@ func specOpts(s Spec, h host) ([]oci.SpecOpts, error) {
 
 // generateSpec builds s's spec without an image (the image config is the
 // first option at Start); for tests and inspection.
-func generateSpec(ctx context.Context, id string, s Spec, h host) (*oci.Spec, error) {
+func generateSpec(ctx context.Context, id string, s runtime.Spec, h host) (*oci.Spec, error) {
 	opts, err := specOpts(s, h)
 	if err != nil {
 		return nil, err

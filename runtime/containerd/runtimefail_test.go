@@ -1,12 +1,14 @@
-package runtime
+package containerd
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
 // TestRuntimeFailure: what runc says when the node's runtime is broken is
-// the node's fault (ErrRuntime); what a job's own program or directory
+// the node's fault (runtime.ErrRuntime); what a job's own program or directory
 // causes is not.
 func TestRuntimeFailure(t *testing.T) {
 	for _, tc := range []struct {
@@ -23,7 +25,7 @@ func TestRuntimeFailure(t *testing.T) {
 		{`OCI runtime create failed: runc create failed: unable to start container process: error during container init: chdir to cwd ("/home/a") set in config.json failed: permission denied: unknown`, false},
 	} {
 		err := runtimeFailure("1.t", "create task", errors.New(tc.msg))
-		if got := errors.Is(err, ErrRuntime); got != tc.node {
+		if got := errors.Is(err, runtime.ErrRuntime); got != tc.node {
 			t.Errorf("%q: the node's fault %v, want %v", tc.msg, got, tc.node)
 		}
 	}

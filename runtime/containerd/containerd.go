@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -19,9 +19,11 @@ import (
 	"github.com/containerd/errdefs"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
-var _ Runtime = (*Containerd)(nil)
+var _ runtime.Runtime = (*Containerd)(nil)
 
 // DefaultNamespace is the containerd namespace of sharq's containers.
 const DefaultNamespace = "sharq"
@@ -54,7 +56,7 @@ type Containerd struct {
 	snap      string     // "" until detected
 	images    imageCache // prepared images of snap
 	host      host
-	hostRoot  string // see DefaultHostRootDir
+	hostRoot  string // see runtime.DefaultHostRootDir
 	log       *slog.Logger
 	dialOpts  []grpc.DialOption // more options of the daemon connection
 
@@ -93,7 +95,7 @@ func NewContainerd(ctx context.Context, socket, namespace string, opts ...Option
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	c := &Containerd{namespace: namespace, log: slog.Default(), timers: map[string]*stopTimer{}, hostRoot: DefaultHostRootDir}
+	c := &Containerd{namespace: namespace, log: slog.Default(), timers: map[string]*stopTimer{}, hostRoot: runtime.DefaultHostRootDir}
 	for _, o := range opts {
 		o(c)
 	}
@@ -181,7 +183,7 @@ func (c *Containerd) nsctx(ctx context.Context) context.Context {
 }
 
 // Start creates and starts the job's container; see Runtime.
-func (c *Containerd) Start(ctx context.Context, s Spec) error {
+func (c *Containerd) Start(ctx context.Context, s runtime.Spec) error {
 	ctx = c.nsctx(ctx)
 	if s.Node == "" {
 		s.Node = c.node
@@ -192,14 +194,14 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	if err := validate(s); err != nil {
 		return err
 	}
-	id := ContainerID(c.node, s.JobID)
+	id := runtime.ContainerID(c.node, s.JobID)
 	if _, err := c.client.LoadContainer(ctx, id); err == nil {
-		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
+		return fmt.Errorf("start job %s: %w", s.JobID, runtime.ErrExists)
 	} else if !errdefs.IsNotFound(err) {
 		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
 	var img *preparedClientImage // nil: the host's root
-	if s.Image != HostImage {
+	if s.Image != runtime.HostImage {
 		var err error
 		if img, err = c.image(ctx, s); err != nil {
 			return err
@@ -207,11 +209,11 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 	}
 	// The job's paths, opened as its user (access.go); they stay open
 	// until the container's mounts are checked against them.
-	pins, err := openJobPaths(s)
+	pins, err := runtime.OpenJobPaths(s)
 	if err != nil {
 		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
-	defer pins.close()
+	defer pins.Close()
 	opts, err := specOpts(s, c.host)
 	if err != nil {
 		return fmt.Errorf("start job %s: %w: %w", s.JobID, ErrBadSpec, err)
@@ -232,7 +234,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 		ctr, err = c.newImageContainer(ctx, id, s, img, labels, opts)
 	}
 	if errdefs.IsAlreadyExists(err) {
-		return fmt.Errorf("start job %s: %w", s.JobID, ErrExists)
+		return fmt.Errorf("start job %s: %w", s.JobID, runtime.ErrExists)
 	}
 	if err != nil {
 		return runtimeFailure(s.JobID, "create container", err)
@@ -242,7 +244,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 		c.discard(ctr, nil)
 		return runtimeFailure(s.JobID, "create task", err)
 	}
-	if err := pins.verify(task.Pid(), s); err != nil {
+	if err := pins.Verify(task.Pid(), s); err != nil {
 		c.discard(ctr, task)
 		return fmt.Errorf("start job %s: %w", s.JobID, err)
 	}
@@ -257,7 +259,7 @@ func (c *Containerd) Start(ctx context.Context, s Spec) error {
 // image finds the job's image in containerd and prepares it (unpacked for
 // the snapshotter, config and layers read) once per image digest; see
 // imagecache.go.
-func (c *Containerd) image(ctx context.Context, s Spec) (*preparedClientImage, error) {
+func (c *Containerd) image(ctx context.Context, s runtime.Spec) (*preparedClientImage, error) {
 	snap, err := c.snapshotter(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("start job %s: %w", s.JobID, err)
@@ -281,7 +283,7 @@ func (c *Containerd) image(ctx context.Context, s Spec) (*preparedClientImage, e
 // the snapshot's parent is gone although img was prepared before (its
 // unpacked layers removed behind the node's back), img is prepared again
 // and the creation tried once more.
-func (c *Containerd) newImageContainer(ctx context.Context, id string, s Spec, img *preparedClientImage, labels client.NewContainerOpts, opts []oci.SpecOpts) (client.Container, error) {
+func (c *Containerd) newImageContainer(ctx context.Context, id string, s runtime.Spec, img *preparedClientImage, labels client.NewContainerOpts, opts []oci.SpecOpts) (client.Container, error) {
 	create := func(img *preparedClientImage) (client.Container, error) {
 		return c.client.NewContainer(ctx, id, labels,
 			client.WithImage(img),
@@ -320,9 +322,9 @@ func (c *Containerd) discard(ctr client.Container, task client.Task) {
 
 // load finds the job's container; ErrNotFound when there is none.
 func (c *Containerd) load(ctx context.Context, jobID string) (client.Container, error) {
-	ctr, err := c.client.LoadContainer(ctx, ContainerID(c.node, jobID))
+	ctr, err := c.client.LoadContainer(ctx, runtime.ContainerID(c.node, jobID))
 	if errdefs.IsNotFound(err) {
-		return nil, fmt.Errorf("job %s on %s: %w", jobID, c.node, ErrNotFound)
+		return nil, fmt.Errorf("job %s on %s: %w", jobID, c.node, runtime.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", jobID, err)
@@ -468,7 +470,7 @@ func (c *Containerd) Wait(ctx context.Context, jobID string) (code int, err erro
 	}
 	task, err := ctr.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
-		return ExitStatusLost, nil
+		return runtime.ExitStatusLost, nil
 	}
 	if err != nil {
 		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
@@ -478,7 +480,7 @@ func (c *Containerd) Wait(ctx context.Context, jobID string) (code int, err erro
 		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
 	}
 	if st.Status == client.Created {
-		return ExitStatusLost, nil
+		return runtime.ExitStatusLost, nil
 	}
 	var status uint32
 	if st.Status == client.Stopped {
@@ -505,17 +507,17 @@ func (c *Containerd) Wait(ctx context.Context, jobID string) (code int, err erro
 	if err != nil {
 		return 0, fmt.Errorf("wait job %s: %w", jobID, err)
 	}
-	return PBSExitStatus(status, labels[LabelStop] != ""), nil
+	return runtime.PBSExitStatus(status, labels[LabelStop] != ""), nil
 }
 
 // List returns this node's job containers; see Runtime.
-func (c *Containerd) List(ctx context.Context) ([]Task, error) {
+func (c *Containerd) List(ctx context.Context) ([]runtime.Task, error) {
 	ctx = c.nsctx(ctx)
 	ctrs, err := c.client.Containers(ctx, fmt.Sprintf("labels.%q==%q", LabelNode, c.node))
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", c.node, err)
 	}
-	var out []Task
+	var out []runtime.Task
 	for _, ctr := range ctrs {
 		labels, err := ctr.Labels(ctx)
 		if errdefs.IsNotFound(err) {
@@ -528,17 +530,17 @@ func (c *Containerd) List(ctx context.Context) ([]Task, error) {
 			continue
 		}
 		run, _ := strconv.Atoi(labels[LabelRun])
-		t := Task{JobID: labels[LabelJob], Node: labels[LabelNode], Run: run}
+		t := runtime.Task{JobID: labels[LabelJob], Node: labels[LabelNode], Run: run}
 		task, err := ctr.Task(ctx, nil)
 		switch {
 		case errdefs.IsNotFound(err):
-			t.ExitStatus = ExitStatusLost
+			t.ExitStatus = runtime.ExitStatusLost
 		case err != nil:
 			return nil, fmt.Errorf("list job %s: %w", t.JobID, err)
 		default:
 			st, err := task.Status(ctx)
 			if errdefs.IsNotFound(err) {
-				t.ExitStatus = ExitStatusLost
+				t.ExitStatus = runtime.ExitStatusLost
 				break
 			}
 			if err != nil {
@@ -546,9 +548,9 @@ func (c *Containerd) List(ctx context.Context) ([]Task, error) {
 			}
 			switch st.Status {
 			case client.Stopped:
-				t.ExitStatus = PBSExitStatus(st.ExitStatus, labels[LabelStop] != "")
+				t.ExitStatus = runtime.PBSExitStatus(st.ExitStatus, labels[LabelStop] != "")
 			case client.Created:
-				t.ExitStatus = ExitStatusLost
+				t.ExitStatus = runtime.ExitStatusLost
 			default: // running, paused, pausing
 				t.Running = true
 			}
@@ -577,7 +579,7 @@ func (c *Containerd) Remove(ctx context.Context, jobID string) error {
 			return fmt.Errorf("remove job %s: %w", jobID, err)
 		}
 		if err == nil && st.Status != client.Stopped && st.Status != client.Created {
-			return fmt.Errorf("remove job %s: %w", jobID, ErrRunning)
+			return fmt.Errorf("remove job %s: %w", jobID, runtime.ErrRunning)
 		}
 		// A stopped task has no process left (its init was the PID
 		// namespace's, whose end kills the rest): no kill before the
@@ -610,7 +612,7 @@ func (c *Containerd) Health(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(c.nsctx(ctx), healthTimeout)
 	defer cancel()
 	if _, err := c.client.Version(ctx); err != nil {
-		return fmt.Errorf("%w: containerd: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: containerd: %w", runtime.ErrUnavailable, err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -14,10 +14,12 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/sharq-hpc/sharq/runtime"
 )
 
-func baseSpec() Spec {
-	return Spec{
+func baseSpec() runtime.Spec {
+	return runtime.Spec{
 		JobID: "12.lab", Node: "n1", Image: "img", UID: 1000, GID: 100, Groups: []uint32{100, 2000},
 		Args: []string{"/bin/sh", "job.sh"}, Env: []string{"A=1"}, WorkDir: "/home/u",
 		Stdout: "/home/u/o", Stderr: "/home/u/e",
@@ -36,10 +38,10 @@ func testHost(tools ...string) host {
 	}
 }
 
-func gen(t *testing.T, s Spec, h host) *oci.Spec {
+func gen(t *testing.T, s runtime.Spec, h host) *oci.Spec {
 	t.Helper()
 	ctx := namespaces.WithNamespace(context.Background(), "test")
-	spec, err := generateSpec(ctx, ContainerID(s.Node, s.JobID), s, h)
+	spec, err := generateSpec(ctx, runtime.ContainerID(s.Node, s.JobID), s, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestSpecRootKeepsDefaultCapabilities(t *testing.T) {
 
 func TestSpecNamespacesAndMounts(t *testing.T) {
 	s := baseSpec()
-	s.Mounts = []Mount{{Source: "/scratch", Dest: "/ckpt"}, {Source: "/etc/nodes", Dest: "/nodefile", ReadOnly: true}}
+	s.Mounts = []runtime.Mount{{Source: "/scratch", Dest: "/ckpt"}, {Source: "/etc/nodes", Dest: "/nodefile", ReadOnly: true}}
 	spec := gen(t, s, testHost())
 	for _, ns := range spec.Linux.Namespaces {
 		if ns.Type == specs.NetworkNamespace {
@@ -112,8 +114,8 @@ func TestSpecNamespacesAndMounts(t *testing.T) {
 	for _, tc := range []struct {
 		dest, src, mode string
 	}{
-		{outputStdout, "/home/u/o", "rw"},
-		{outputStderr, "/home/u/e", "rw"},
+		{runtime.OutputStdout, "/home/u/o", "rw"},
+		{runtime.OutputStderr, "/home/u/e", "rw"},
 		{"/home/u", "/home/u", "rw"},
 		{"/ckpt", "/scratch", "rw"},
 		{"/nodefile", "/etc/nodes", "ro"},
@@ -135,7 +137,7 @@ func TestSpecJoinedOutput(t *testing.T) {
 	s := baseSpec()
 	s.Stderr = s.Stdout
 	spec := gen(t, s, testHost())
-	if _, ok := findMount(spec, outputStderr); ok {
+	if _, ok := findMount(spec, runtime.OutputStderr); ok {
 		t.Error("joined output mounts a stderr file")
 	}
 	if !strings.Contains(spec.Process.Args[2], "2>&1") {
@@ -218,7 +220,7 @@ func TestSpecDevices(t *testing.T) {
 			t.Errorf("device %s accepted", bad)
 		}
 	}
-	if _, err := specOpts(Spec{JobID: "1", Devices: []string{dir}}, testHost()); !errors.Is(err, oci.ErrNotADevice) {
+	if _, err := specOpts(runtime.Spec{JobID: "1", Devices: []string{dir}}, testHost()); !errors.Is(err, oci.ErrNotADevice) {
 		t.Errorf("directory as device: %v, want ErrNotADevice", err)
 	}
 }
@@ -290,22 +292,22 @@ func TestSpecNvidiaHook(t *testing.T) {
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(*Spec)
+		change func(*runtime.Spec)
 	}{
-		{"empty job id", func(s *Spec) { s.JobID = "" }},
-		{"no image", func(s *Spec) { s.Image = "" }},
-		{"no command", func(s *Spec) { s.Args = nil }},
-		{"no stdout", func(s *Spec) { s.Stdout = "" }},
-		{"relative stderr", func(s *Spec) { s.Stderr = "e" }},
-		{"relative work dir", func(s *Spec) { s.WorkDir = "home" }},
-		{"work dir /", func(s *Spec) { s.WorkDir = "/" }},
-		{"negative cpus", func(s *Spec) { s.CPUs = -1 }},
-		{"negative memory", func(s *Spec) { s.Memory = -1 }},
-		{"negative run", func(s *Spec) { s.Run = -1 }},
-		{"relative mount", func(s *Spec) { s.Mounts = []Mount{{Source: "x", Dest: "/x"}} }},
-		{"mount over /", func(s *Spec) { s.Mounts = []Mount{{Source: "/x", Dest: "/"}} }},
-		{"mount over output", func(s *Spec) { s.Mounts = []Mount{{Source: "/x", Dest: outputDir}} }},
-		{"relative device", func(s *Spec) { s.Devices = []string{"nvidia0"} }},
+		{"empty job id", func(s *runtime.Spec) { s.JobID = "" }},
+		{"no image", func(s *runtime.Spec) { s.Image = "" }},
+		{"no command", func(s *runtime.Spec) { s.Args = nil }},
+		{"no stdout", func(s *runtime.Spec) { s.Stdout = "" }},
+		{"relative stderr", func(s *runtime.Spec) { s.Stderr = "e" }},
+		{"relative work dir", func(s *runtime.Spec) { s.WorkDir = "home" }},
+		{"work dir /", func(s *runtime.Spec) { s.WorkDir = "/" }},
+		{"negative cpus", func(s *runtime.Spec) { s.CPUs = -1 }},
+		{"negative memory", func(s *runtime.Spec) { s.Memory = -1 }},
+		{"negative run", func(s *runtime.Spec) { s.Run = -1 }},
+		{"relative mount", func(s *runtime.Spec) { s.Mounts = []runtime.Mount{{Source: "x", Dest: "/x"}} }},
+		{"mount over /", func(s *runtime.Spec) { s.Mounts = []runtime.Mount{{Source: "/x", Dest: "/"}} }},
+		{"mount over output", func(s *runtime.Spec) { s.Mounts = []runtime.Mount{{Source: "/x", Dest: runtime.OutputDir}} }},
+		{"relative device", func(s *runtime.Spec) { s.Devices = []string{"nvidia0"} }},
 	}
 	if err := validate(baseSpec()); err != nil {
 		t.Fatalf("base spec: %v", err)
@@ -327,11 +329,11 @@ func TestValidate(t *testing.T) {
 func TestSpecSeccompNativeABIOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		s    Spec
+		s    runtime.Spec
 	}{
 		{"plain", baseSpec()},
-		{"user namespaces", func() Spec { s := baseSpec(); s.UserNS = true; return s }()},
-		{"no network", func() Spec { s := baseSpec(); s.Network = NetworkNone; return s }()},
+		{"user namespaces", func() runtime.Spec { s := baseSpec(); s.UserNS = true; return s }()},
+		{"no network", func() runtime.Spec { s := baseSpec(); s.Network = runtime.NetworkNone; return s }()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := gen(t, tc.s, testHost())
