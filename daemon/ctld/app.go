@@ -12,18 +12,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Main is sharqctld's command line: it wires the configuration, logging and
-// signals (SIGHUP reloads, SIGINT/SIGTERM stop) to a Controller.
-func Main(args []string, stderr io.Writer) int {
-	if err := NewApp(stderr).Run(args); err != nil {
-		fmt.Fprintln(stderr, "sharqctld:", err)
-		return 1
-	}
-	return 0
-}
-
-// NewApp is sharqctld's command line, logging and writing its help to
-// stderr (also the source of its man page: internal/tools/mangen).
+// NewApp is sharqctld's command line (cmd/sharqctld runs it): it wires
+// the configuration, logging and signals (SIGHUP reloads, SIGINT/SIGTERM
+// stop) to a Controller (Serve), logging and writing its help to stderr.
+// It is also the source of the man page (internal/tools/mangen).
 func NewApp(stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:  "sharqctld",
@@ -43,7 +35,7 @@ func NewApp(stderr io.Writer) *cli.App {
 			if err != nil {
 				return err
 			}
-			return run(cx.Context, cx.String("config"), log)
+			return Serve(cx.Context, cx.String("config"), log)
 		},
 	}
 }
@@ -60,7 +52,9 @@ func newLogger(w io.Writer, level string, json bool) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
-func run(ctx context.Context, path string, log *slog.Logger) error {
+// Serve runs a Controller of the configuration at path until ctx ends or
+// SIGINT or SIGTERM comes, reloading the configuration on SIGHUP.
+func Serve(ctx context.Context, path string, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	c, err := New(ctx, Options{ConfigPath: path, Logger: log})

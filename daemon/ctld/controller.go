@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/sharq-hpc/sharq/daemon/leader"
 	"github.com/sharq-hpc/sharq/daemon/sched"
 	"github.com/sharq-hpc/sharq/daemon/schedconf"
-	"github.com/sharq-hpc/sharq/internal/conns"
 	"github.com/sharq-hpc/sharq/internal/lograte"
 	"github.com/sharq-hpc/sharq/internal/secret"
 	"github.com/sharq-hpc/sharq/spool"
@@ -207,8 +204,9 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 }
 
 // Run serves clients on the Unix socket, node daemons on the TCP address
-// and metrics (when configured) until ctx ends. It closes the spool on
-// return.
+// and metrics (when configured) until ctx ends (servers.go), running the
+// loop on this goroutine. It closes the spool on return, once every
+// connection goroutine has returned.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.sp.Close()
 	graceful := ctx
@@ -221,101 +219,15 @@ func (c *Controller) Run(ctx context.Context) error {
 		defer func() { cancel(); <-done }() // the store is closed when Run returns
 	}
 
-	// Every TCP port is bound before the Unix socket appears: whoever
-	// waits for the socket (make up, the tests, systemd's readiness) finds
-	// the node, client and metrics ports accepting too.
-	var nl, tl, ml net.Listener
-	if c.front == nil {
-		var err error
-		if nl, err = c.listenNodes(); err != nil {
-			return err
-		}
-		defer nl.Close()
-	}
-	var err error
-	if c.front == nil && c.cfg.Cluster.ClientListen != "" {
-		if tl, err = c.listenClientsTCP(); err != nil {
-			return err
-		}
-		defer tl.Close()
-	}
-	if addr := c.cfg.Cluster.Metrics; addr != "" {
-		if ml, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("metrics listen %s: %w", addr, err)
-		}
-		defer ml.Close()
-	}
-	cl, err := listenUnix(c.cfg.Cluster.Socket)
+	ls, err := c.listen()
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	nodesAddr := c.cfg.Cluster.Listen
-	if nl != nil {
-		nodesAddr = nl.Addr().String()
-	}
-	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
-		"nodes", nodesAddr, "jobs", len(c.jobs))
-
-	// A listener that fails stops the controller with its error (systemd
-	// restarts it); listeners that end because ctx did report nil.
-	failed := make(chan error, 1)
-	// servers are the goroutines below, handlers the connections they
-	// accepted: both are joined (after ctx ends: the handlers see it and
-	// return) before the deferred closes above run, so no connection is
-	// still using the spool or the history store when they close.
-	var servers, handlers sync.WaitGroup
-	defer func() {
-		cancel()
-		servers.Wait() // then no handler starts any more
-		handlers.Wait()
-	}()
-	listen := func(run func() error) {
-		servers.Go(func() {
-			if err := run(); err != nil {
-				select {
-				case failed <- err:
-				default:
-				}
-				cancel()
-			}
-		})
-	}
-	listen(func() error {
-		return conns.ServeIn(ctx, cl, "client", c.log, &handlers, func(conn net.Conn) { c.serveClient(ctx, conn) })
-	})
-	if nl != nil {
-		listen(func() error {
-			return conns.ServeIn(ctx, nl, "node", c.log, &handlers, func(conn net.Conn) { c.serveNode(ctx, conn) })
-		})
-	} else {
-		// HA: the ports are open since the campaign; they serve for real now.
-		c.front.start(ctx)
-	}
-	if tl != nil {
-		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
-			"munge_socket", c.cfg.Cluster.MungeSocket)
-		listen(func() error {
-			return conns.ServeIn(ctx, tl, "remote client", c.log, &handlers, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
-		})
-	}
-	if ml != nil {
-		listen(func() error { return c.met.serve(ctx, ml) })
-	}
-	if c.lead != nil {
-		// A lost session stops the controller at once (systemd starts it
-		// again, as a candidate).
-		listen(func() error {
-			select {
-			case <-c.lead.Done():
-				if graceful.Err() == nil {
-					return leader.ErrLost
-				}
-			case <-ctx.Done():
-			}
-			return nil
-		})
-	}
+	defer ls.close()
+	srv := c.serve(ctx, cancel, graceful, ls)
+	// Joined before the deferred closes above: no connection is still
+	// using the spool or the history store when they close.
+	defer srv.join(cancel)
 	if err := c.loop(ctx); err != nil {
 		return err
 	}
@@ -323,7 +235,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.log.Error("save fair share usage at shutdown", "err", err)
 	}
 	select {
-	case err := <-failed:
+	case err := <-srv.failed:
 		return fmt.Errorf("listener failed: %w", err)
 	default:
 		return nil
