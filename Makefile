@@ -95,7 +95,7 @@ test: deps vet fmt-check tidy-check lint cgo-check
 	$(GO) test -race -timeout 40m ./...
 
 # The tests that need no root, containerd, runc, MUNGE, PostgreSQL,
-# promtool or device files: they run anywhere, as anyone, in a few minutes.
+# promtool, qemu or device files: they run anywhere, as anyone, in a few minutes.
 # A test file that needs any of those starts with //go:build !unit (where a
 # file mixed both kinds, the system tests moved to a *_root_test.go,
 # *_munge_test.go or *_pg_test.go file beside it), so -tags unit leaves it
