@@ -155,7 +155,7 @@ func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 	}
 	defer slot.Release()
 	dec := api.NewDecoder(conn)
-	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	conn.SetReadDeadline(time.Now().Add(c.limits.ClientHelloTimeout))
 	if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
 		return
@@ -187,7 +187,7 @@ func (c *Controller) followNode(ctx context.Context, conn net.Conn) {
 		return
 	}
 	defer slot.Release()
-	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
 	if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
 		return

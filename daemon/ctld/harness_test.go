@@ -17,6 +17,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/cli"
 	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // testCluster is an in-process controller with a real spool, a real Unix
@@ -36,6 +37,8 @@ type testCluster struct {
 	// dialNode, when set, is how the next scripted node connects (a TLS
 	// dialer with that node's certificate); unset: plain TCP.
 	dialNode func() (net.Conn, error)
+	// spool, when set before start, replaces the bbolt spool (Options.Spool).
+	spool spool.Spool
 }
 
 // testWait bounds a test's wait for something that should happen: only a
@@ -211,7 +214,7 @@ func (tc *testCluster) start() {
 	if tc.log != nil {
 		log = tc.log
 	}
-	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now})
+	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now, Spool: tc.spool})
 	if err != nil {
 		cancel()
 		tc.t.Fatalf("New: %v", err)

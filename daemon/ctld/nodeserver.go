@@ -75,8 +75,9 @@ func (c *Controller) serveNode(ctx context.Context, conn net.Conn) {
 	defer c.survive("node " + conn.RemoteAddr().String())
 	defer conn.Close()
 	// The controller stopping ends the wait for the node's hello or next
-	// message (Run joins this goroutine before it closes the spool).
-	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
+	// message, and any write to it (Run joins this goroutine before it
+	// closes the spool).
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	// Until its hello a connection is nobody's: it holds one of a few
 	// slots of the node port's own, briefly, and a newer connection takes
 	// it if it stays silent; a node that says hello at once gets in

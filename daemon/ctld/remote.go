@@ -63,9 +63,10 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 	authenticated := false
 	var owner uint32 // the uid of the connection's first credential
 	dec := api.NewDecoder(conn)
-	// The controller stopping ends a wait for the next request (Run joins
-	// this goroutine before it closes the spool).
-	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
+	// The controller stopping ends a wait for the next request or for the
+	// client to read an answer (Run joins this goroutine before it closes
+	// the spool).
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	for {
 		wait := requestTimeout
 		if !authenticated {
