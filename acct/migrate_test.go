@@ -159,28 +159,6 @@ func TestSQLiteMigratesV1(t *testing.T) {
 	checkMigrated(t, s)
 }
 
-func TestPostgresMigratesV1(t *testing.T) {
-	dsn := newPGDB(t)
-	script, err := os.ReadFile("testdata/history-v1.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(script)); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	s, err := acct.OpenPostgres(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	checkMigrated(t, s)
-}
-
 func TestRefusesNewerSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.db")
 	s, err := acct.OpenSQLite(context.Background(), path)
@@ -220,15 +198,15 @@ func TestSQLiteFileMode(t *testing.T) {
 // openV2 makes a database of schema version 2 (testdata/history-v2.sql, the
 // DDL as version 2 created it) on the backend, then opens it with Open,
 // which migrates it to SchemaVersion.
-func openV2(t *testing.T, backend string) versioned {
+func openV2(t *testing.T, backend, dsn string) versioned {
 	t.Helper()
 	script, err := os.ReadFile("testdata/history-v2.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver, dsn := "sqlite", filepath.Join(t.TempDir(), "history.db")
+	driver := "sqlite"
 	if backend == "postgres" {
-		driver, dsn = "pgx", newPGDB(t)
+		driver = "pgx"
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -251,54 +229,56 @@ func openV2(t *testing.T, backend string) versioned {
 	return s
 }
 
-// TestMigratesV2: a database of schema version 2 (before Record.Detail)
-// opens in place on both backends: its rows read back with an empty
-// Detail, their accounting unchanged, and a new record's Detail round-trips.
-func TestMigratesV2(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) {
-			ctx := context.Background()
-			s := openV2(t, backend)
-			if v, err := s.Version(ctx); err != nil || v != acct.SchemaVersion || v != 3 {
-				t.Fatalf("version after open: %d, %v; want %d", v, err, acct.SchemaVersion)
-			}
-			old, err := s.Jobs(ctx, acct.JobFilter{Detail: true})
-			if err != nil || len(old) != 2 {
-				t.Fatalf("old rows: %+v, %v", old, err)
-			}
-			alice := old[0]
-			if alice.ID != "1.lab" || alice.User != "alice" || alice.OwnedGPUSeconds != 7200 || alice.GraceGPUSeconds != 30 ||
-				alice.Eligible.UnixMilli() != 1772323201000 || len(alice.Allocs) != 1 || alice.Outcome != acct.Completed ||
-				old[1].ID != "2[].lab" || old[1].ArrayIndices != "0-1" || old[1].ExitStatus != nil {
-				t.Errorf("old rows changed: %+v", old)
-			}
-			for _, r := range old {
-				if !reflect.DeepEqual(r.Detail, acct.Detail{}) {
-					t.Errorf("old row %s: detail %+v, want none", r.ID, r.Detail)
-				}
-			}
-			// A new record with its detail, and an old one recorded again.
-			r := alice
-			r.ID, r.Seq = "3.lab", 3
-			r.Detail = acct.Detail{Script: "#!/bin/sh\necho hi\n", Env: map[string]string{"K": "v"},
-				Deps:   []acct.Dep{{Type: "afterok", On: "1.lab"}},
-				Events: []acct.Event{{Time: r.Submit, State: "Q", What: "submitted"}}, WorkDir: "/home/alice"}
-			again := alice
-			again.Detail.Script = "#!/bin/sh\n"
-			if err := s.Record(ctx, r, again); err != nil {
-				t.Fatal(err)
-			}
-			for _, want := range []acct.Record{r, again} {
-				got, err := s.Jobs(ctx, acct.JobFilter{ID: want.ID, Detail: true})
-				if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], want) {
-					t.Errorf("record in a migrated database:\n got %+v, %v\nwant %+v", got, err, want)
-				}
-			}
-			// The hourly sums stayed right: alice's job replaced, not added.
-			u, err := s.Usage(ctx, acct.UsageQuery{Start: alice.Submit.Add(-time.Hour), End: alice.End.Add(5 * time.Hour), By: acct.ByUser})
-			if err != nil || len(u) != 1 || u[0].Key != "alice" || u[0].Jobs != 2 || u[0].Owned != 4 || u[0].Grace != 60.0/3600 {
-				t.Errorf("usage after migration: %+v, %v", u, err)
-			}
-		})
+// TestSQLiteMigratesV2: checkMigratesV2 on SQLite (TestPostgresMigratesV2
+// on PostgreSQL).
+func TestSQLiteMigratesV2(t *testing.T) {
+	checkMigratesV2(t, "sqlite", filepath.Join(t.TempDir(), "history.db"))
+}
+
+// checkMigratesV2: a database of schema version 2 (before Record.Detail)
+// opens in place: its rows read back with an empty Detail, their
+// accounting unchanged, and a new record's Detail round-trips.
+func checkMigratesV2(t *testing.T, backend, dsn string) {
+	ctx := context.Background()
+	s := openV2(t, backend, dsn)
+	if v, err := s.Version(ctx); err != nil || v != acct.SchemaVersion || v != 3 {
+		t.Fatalf("version after open: %d, %v; want %d", v, err, acct.SchemaVersion)
+	}
+	old, err := s.Jobs(ctx, acct.JobFilter{Detail: true})
+	if err != nil || len(old) != 2 {
+		t.Fatalf("old rows: %+v, %v", old, err)
+	}
+	alice := old[0]
+	if alice.ID != "1.lab" || alice.User != "alice" || alice.OwnedGPUSeconds != 7200 || alice.GraceGPUSeconds != 30 ||
+		alice.Eligible.UnixMilli() != 1772323201000 || len(alice.Allocs) != 1 || alice.Outcome != acct.Completed ||
+		old[1].ID != "2[].lab" || old[1].ArrayIndices != "0-1" || old[1].ExitStatus != nil {
+		t.Errorf("old rows changed: %+v", old)
+	}
+	for _, r := range old {
+		if !reflect.DeepEqual(r.Detail, acct.Detail{}) {
+			t.Errorf("old row %s: detail %+v, want none", r.ID, r.Detail)
+		}
+	}
+	// A new record with its detail, and an old one recorded again.
+	r := alice
+	r.ID, r.Seq = "3.lab", 3
+	r.Detail = acct.Detail{Script: "#!/bin/sh\necho hi\n", Env: map[string]string{"K": "v"},
+		Deps:   []acct.Dep{{Type: "afterok", On: "1.lab"}},
+		Events: []acct.Event{{Time: r.Submit, State: "Q", What: "submitted"}}, WorkDir: "/home/alice"}
+	again := alice
+	again.Detail.Script = "#!/bin/sh\n"
+	if err := s.Record(ctx, r, again); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []acct.Record{r, again} {
+		got, err := s.Jobs(ctx, acct.JobFilter{ID: want.ID, Detail: true})
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+			t.Errorf("record in a migrated database:\n got %+v, %v\nwant %+v", got, err, want)
+		}
+	}
+	// The hourly sums stayed right: alice's job replaced, not added.
+	u, err := s.Usage(ctx, acct.UsageQuery{Start: alice.Submit.Add(-time.Hour), End: alice.End.Add(5 * time.Hour), By: acct.ByUser})
+	if err != nil || len(u) != 1 || u[0].Key != "alice" || u[0].Jobs != 2 || u[0].Owned != 4 || u[0].Grace != 60.0/3600 {
+		t.Errorf("usage after migration: %+v, %v", u, err)
 	}
 }

@@ -22,7 +22,7 @@ type Caller func(ctx context.Context, req api.Request) (*api.Response, error)
 
 // ImageImporter loads an image archive into the containerd at socket, in
 // namespace, and returns the names of the images it holds
-// (runtime.ImportImage).
+// (runtime/containerd.ImportImage).
 type ImageImporter func(ctx context.Context, socket, namespace string, r io.Reader) ([]string, error)
 
 // Sys is what a command needs from its process: streams, environment, the

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // fenceTiming: short enough that a partition plays out in seconds. The
@@ -163,7 +166,7 @@ func (c *mhCluster) nodeRuntime(host string) runtime.Runtime {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r := c.runtimes[host]
-	rt, err := runtime.NewContainerd(ctx, r[0], r[1], runtime.WithNode(host), runtime.WithLazyDaemon())
+	rt, err := containerd.NewContainerd(ctx, r[0], r[1], containerd.WithNode(host), containerd.WithLazyDaemon())
 	must(c.t, err)
 	c.t.Cleanup(func() { rt.Close() })
 	return rt

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package e2e
 
 import (
@@ -16,7 +18,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/internal/munged"
 	"github.com/sharq-hpc/sharq/internal/testenv"
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 	"github.com/sharq-hpc/sharq/spool/etcdspool/etcdtest"
 )
 
@@ -446,7 +448,7 @@ func (c *cluster) cleanupContainers() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for name := range c.nodes {
-		rt, err := runtime.NewContainerd(ctx, ctrSock, c.ns, runtime.WithNode(name))
+		rt, err := containerd.NewContainerd(ctx, ctrSock, c.ns, containerd.WithNode(name))
 		if err != nil {
 			continue
 		}

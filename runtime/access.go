@@ -262,15 +262,15 @@ func openOutput(path string, c creds, mode uint32) (pinned, error) {
 	return p, nil
 }
 
-// jobPaths are a job's work directory and output files, opened.
-type jobPaths struct {
+// JobPaths are a job's work directory and output files, opened.
+type JobPaths struct {
 	workDir, stdout, stderr pinned // stderr.f nil when joined
 }
 
-// openJobPaths opens s's work directory and output files as its user.
-func openJobPaths(s Spec) (*jobPaths, error) {
+// OpenJobPaths opens s's work directory and output files as its user.
+func OpenJobPaths(s Spec) (*JobPaths, error) {
 	c := creds{s.UID, s.GID, s.Groups}
-	p := &jobPaths{}
+	p := &JobPaths{}
 	var err error
 	if s.WorkDir != "" {
 		if p.workDir, err = openWorkDir(s.WorkDir, c); err != nil {
@@ -279,12 +279,12 @@ func openJobPaths(s Spec) (*jobPaths, error) {
 	}
 	mode := 0o666 &^ s.umask()
 	if p.stdout, err = openOutput(s.Stdout, c, mode); err != nil {
-		p.close()
+		p.Close()
 		return nil, err
 	}
 	if s.Stderr != s.Stdout {
 		if p.stderr, err = openOutput(s.Stderr, c, mode); err != nil {
-			p.close()
+			p.Close()
 			return nil, err
 		}
 	}
@@ -303,7 +303,7 @@ type JobFiles struct {
 // the rules above, for a runtime that hands them to the job's process
 // itself (package hostproc). Close them once the process has them.
 func OpenJobFiles(s Spec) (*JobFiles, error) {
-	p, err := openJobPaths(s)
+	p, err := OpenJobPaths(s)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", s.JobID, err)
 	}
@@ -319,7 +319,7 @@ func (f *JobFiles) Close() {
 	}
 }
 
-func (p *jobPaths) close() {
+func (p *JobPaths) Close() {
 	for _, q := range []pinned{p.workDir, p.stdout, p.stderr} {
 		if q.f != nil {
 			q.Close()
@@ -332,7 +332,7 @@ func (p *jobPaths) close() {
 // swapped for a symbolic link or another directory between the check and
 // runc's mount is caught here. Paths are resolved inside the container's
 // root (RESOLVE_IN_ROOT).
-func (p *jobPaths) verify(pid uint32, s Spec) error {
+func (p *JobPaths) Verify(pid uint32, s Spec) error {
 	root, err := unix.Open(fmt.Sprintf("/proc/%d/root", pid), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("container root: %w", err)
@@ -363,7 +363,7 @@ func (p *jobPaths) verify(pid uint32, s Spec) error {
 	}
 	return errors.Join(
 		check(p.workDir, s.WorkDir, ErrWorkDir),
-		check(p.stdout, outputStdout, ErrOutput),
-		check(p.stderr, outputStderr, ErrOutput),
+		check(p.stdout, OutputStdout, ErrOutput),
+		check(p.stderr, OutputStderr, ErrOutput),
 	)
 }

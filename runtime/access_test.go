@@ -1,3 +1,5 @@
+//go:build !unit
+
 package runtime
 
 import (
@@ -192,16 +194,16 @@ func TestWalkNoSymlinks(t *testing.T) {
 func TestVerifyCatchesSwap(t *testing.T) {
 	dir := tree(t)
 	wd := dir + "/bob"
-	paths, err := openJobPaths(Spec{WorkDir: wd, Stdout: wd + "/o", Stderr: wd + "/o", UID: 1000, GID: 1000})
+	paths, err := OpenJobPaths(Spec{WorkDir: wd, Stdout: wd + "/o", Stderr: wd + "/o", UID: 1000, GID: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer paths.close()
+	defer paths.Close()
 	self := uint32(os.Getpid())
 	check := func(s Spec) error {
 		// Only the work directory: the outputs are not at /.sharq here.
-		p := &jobPaths{workDir: paths.workDir}
-		return p.verify(self, s)
+		p := &JobPaths{workDir: paths.workDir}
+		return p.Verify(self, s)
 	}
 	if err := check(Spec{WorkDir: wd}); err != nil {
 		t.Fatalf("unchanged work directory: %v", err)
@@ -229,10 +231,10 @@ func BenchmarkOpenJobPaths(b *testing.B) {
 	}
 	s := Spec{WorkDir: dir, Stdout: dir + "/o", Stderr: dir + "/e", UID: 1000, GID: 1000, Groups: []uint32{2000}}
 	for b.Loop() {
-		p, err := openJobPaths(s)
+		p, err := OpenJobPaths(s)
 		if err != nil {
 			b.Fatal(err)
 		}
-		p.close()
+		p.Close()
 	}
 }

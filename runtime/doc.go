@@ -1,17 +1,10 @@
-// Package runtime runs one node's jobs as containers: the Runtime interface,
-// its containerd implementation (github.com/containerd/containerd/v2 client,
-// namespace "sharq", runc), local OCI image building (BuildImage, from a
-// static busybox) and import (ImportImage), and, in runtime/gpu, GPU
-// discovery (NVML through go-nvml where NVIDIA's library exists, else the
-// GPUs the configuration declares).
+// Package runtime is the interface between a node daemon and what runs its
+// jobs: the Runtime and Execer interfaces, the job Spec, Task, their
+// errors, and what every implementation shares: opening a job's work
+// directory and output files as its user (access.go), container ids and
+// PBS exit statuses. It links no container engine.
 //
-// A job container runs the job as the child of a small /bin/sh init (see
-// initScript) that points stdout/stderr at the bind-mounted output files,
-// so output does not depend on the node daemon being alive; it has the
-// host's network (or, with Spec.Network "none", an empty one of its own),
-// its own PID/IPC/mount namespaces, the job's UID, GID and groups, no
-// capabilities unless root, no new privileges, containerd's default
-// seccomp profile (no new namespaces unless Spec.UserNS), a pids limit,
-// and only the device nodes in Spec.Devices beyond the default ones
-// (device cgroup). See confine.go.
+// Implementations: runtime/containerd (containers, what sharqd runs), and
+// runtime/hostproc (host processes). runtime/runtimetest is the
+// conformance suite both pass; runtime/gpu finds the node's GPUs.
 package runtime

@@ -6,7 +6,7 @@ import "errors"
 //
 // The job writes its own stdout and stderr: sharq's in-container init
 // (see initScript) redirects them with >> to the host files, which are bind
-// mounted into the container at outputStdout and outputStderr. So output
+// mounted into the container at OutputStdout and OutputStderr. So output
 // keeps flowing whatever happens to the node daemon or containerd (no
 // copier process on the host), a restarted run appends, and the files are
 // written with the job's own credentials — which also works on NFS homes
@@ -21,9 +21,9 @@ import "errors"
 // nothing is created in the image's snapshot, nor on the host's root for
 // a host-rootfs job (HostImage).
 const (
-	outputDir    = "/run/.sharq"
-	outputStdout = outputDir + "/stdout"
-	outputStderr = outputDir + "/stderr"
+	OutputDir    = "/run/.sharq"
+	OutputStdout = OutputDir + "/stdout"
+	OutputStderr = OutputDir + "/stderr"
 )
 
 // ErrOutput wraps failures to create a job's output file (openOutput in

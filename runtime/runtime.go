@@ -71,6 +71,9 @@ type Spec struct {
 // job's output files are 0600.
 const DefaultUmask = 0o077
 
+// FileUmask is s's umask: Umask, or DefaultUmask when it is nil.
+func (s Spec) FileUmask() uint32 { return s.umask() }
+
 // umask is s's umask.
 func (s Spec) umask() uint32 {
 	if s.Umask == nil {
@@ -106,4 +109,10 @@ var (
 	// give (e.g. a memory limit without a memory cgroup); it is refused,
 	// never silently dropped.
 	ErrUnsupported = errors.New("not supported by this runtime")
+)
+
+// Networks of Spec.Network.
+const (
+	NetworkHost = "host" // the node's network namespace (default, "")
+	NetworkNone = "none" // a new network namespace: loopback only
 )

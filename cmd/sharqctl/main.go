@@ -10,13 +10,13 @@ import (
 	"github.com/sharq-hpc/sharq/cli"
 	"github.com/sharq-hpc/sharq/cli/usageplot"
 	"github.com/sharq-hpc/sharq/client"
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	sys := cli.OS(client.Auto())
-	sys.ImportImage = runtime.ImportImage
+	sys.ImportImage = containerd.ImportImage
 	sys.PlotUsage = usageplot.Write
 	code := cli.Sharqctl(ctx, os.Args, sys)
 	stop()

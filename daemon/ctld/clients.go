@@ -56,11 +56,15 @@ func (c *Controller) serveClient(ctx context.Context, nc net.Conn) {
 		return
 	}
 	defer release()
-	// A stopping controller wakes a read that waits for a client.
-	defer context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })()
+	// A stopping controller wakes a read or a write that waits for a
+	// client (one that never reads its answer cannot hold up Run's join).
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	dec := api.NewDecoder(conn)
 	for {
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
+		if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+			return
+		}
 		var req api.Request
 		err := dec.Decode(&req)
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync/atomic"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/sharq-hpc/sharq/daemon/leader"
 	"github.com/sharq-hpc/sharq/daemon/sched"
 	"github.com/sharq-hpc/sharq/daemon/schedconf"
-	"github.com/sharq-hpc/sharq/internal/conns"
 	"github.com/sharq-hpc/sharq/internal/lograte"
 	"github.com/sharq-hpc/sharq/internal/secret"
 	"github.com/sharq-hpc/sharq/spool"
@@ -44,6 +42,11 @@ type Controller struct {
 	log  *slog.Logger
 	now  func() time.Time
 	cfg  *conf.Config
+	// snap is cfg for the goroutines that are not the loop (the servers'
+	// connections): a reload replaces cfg on the loop, and stores the new
+	// one here; a reader gets one whole configuration, old or new, and
+	// must not change it.
+	snap atomic.Pointer[conf.Config]
 	// cfgText is the configuration file as it was loaded (sharqctl show config).
 	cfgText string
 	auth    authConfig
@@ -191,6 +194,7 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 		c.log.Warn("config", "warning", w.Error())
 	}
 	c.cfg, c.auth = cfg, a
+	c.snap.Store(cfg)
 	c.nodeTimeoutNs.Store(int64(cfg.Cluster.NodeTimeout))
 	c.heartbeatNs.Store(int64(cfg.Cluster.HeartbeatInterval))
 	c.setJobLease(cfg.Cluster.JobLease)
@@ -200,8 +204,9 @@ func (c *Controller) installConfig(cfg *conf.Config) {
 }
 
 // Run serves clients on the Unix socket, node daemons on the TCP address
-// and metrics (when configured) until ctx ends. It closes the spool on
-// return.
+// and metrics (when configured) until ctx ends (servers.go), running the
+// loop on this goroutine. It closes the spool on return, once every
+// connection goroutine has returned.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.sp.Close()
 	graceful := ctx
@@ -214,89 +219,15 @@ func (c *Controller) Run(ctx context.Context) error {
 		defer func() { cancel(); <-done }() // the store is closed when Run returns
 	}
 
-	// Every TCP port is bound before the Unix socket appears: whoever
-	// waits for the socket (make up, the tests, systemd's readiness) finds
-	// the node, client and metrics ports accepting too.
-	var nl, tl, ml net.Listener
-	if c.front == nil {
-		var err error
-		if nl, err = c.listenNodes(); err != nil {
-			return err
-		}
-		defer nl.Close()
-	}
-	var err error
-	if c.front == nil && c.cfg.Cluster.ClientListen != "" {
-		if tl, err = c.listenClientsTCP(); err != nil {
-			return err
-		}
-		defer tl.Close()
-	}
-	if addr := c.cfg.Cluster.Metrics; addr != "" {
-		if ml, err = net.Listen("tcp", addr); err != nil {
-			return fmt.Errorf("metrics listen %s: %w", addr, err)
-		}
-		defer ml.Close()
-	}
-	cl, err := listenUnix(c.cfg.Cluster.Socket)
+	ls, err := c.listen()
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	nodesAddr := c.cfg.Cluster.Listen
-	if nl != nil {
-		nodesAddr = nl.Addr().String()
-	}
-	c.log.Info("sharqctld serving", "cluster", c.cfg.Cluster.Name, "socket", c.cfg.Cluster.Socket,
-		"nodes", nodesAddr, "jobs", len(c.jobs))
-
-	// A listener that fails stops the controller with its error (systemd
-	// restarts it); listeners that end because ctx did report nil.
-	failed := make(chan error, 1)
-	listen := func(run func() error) {
-		if err := run(); err != nil {
-			select {
-			case failed <- err:
-			default:
-			}
-			cancel()
-		}
-	}
-	go listen(func() error {
-		return conns.Serve(ctx, cl, "client", c.log, func(conn net.Conn) { c.serveClient(ctx, conn) })
-	})
-	if nl != nil {
-		go listen(func() error {
-			return conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) { c.serveNode(ctx, conn) })
-		})
-	} else {
-		// HA: the ports are open since the campaign; they serve for real now.
-		c.front.start(ctx)
-	}
-	if tl != nil {
-		c.log.Info("serving remote clients (MUNGE)", "address", tl.Addr().String(), "tls", c.cfg.Cluster.ClientTLS,
-			"munge_socket", c.cfg.Cluster.MungeSocket)
-		go listen(func() error {
-			return conns.Serve(ctx, tl, "remote client", c.log, func(conn net.Conn) { c.serveRemoteClient(ctx, conn) })
-		})
-	}
-	if ml != nil {
-		go listen(func() error { return c.met.serve(ctx, ml) })
-	}
-	if c.lead != nil {
-		// A lost session stops the controller at once (systemd starts it
-		// again, as a candidate).
-		go listen(func() error {
-			select {
-			case <-c.lead.Done():
-				if graceful.Err() == nil {
-					return leader.ErrLost
-				}
-			case <-ctx.Done():
-			}
-			return nil
-		})
-	}
+	defer ls.close()
+	srv := c.serve(ctx, cancel, graceful, ls)
+	// Joined before the deferred closes above: no connection is still
+	// using the spool or the history store when they close.
+	defer srv.join(cancel)
 	if err := c.loop(ctx); err != nil {
 		return err
 	}
@@ -304,7 +235,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.log.Error("save fair share usage at shutdown", "err", err)
 	}
 	select {
-	case err := <-failed:
+	case err := <-srv.failed:
 		return fmt.Errorf("listener failed: %w", err)
 	default:
 		return nil

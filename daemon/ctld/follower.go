@@ -22,7 +22,8 @@ import (
 type front struct {
 	nodes, clients net.Listener
 	cancel         context.CancelFunc
-	wg             sync.WaitGroup
+	wg             sync.WaitGroup // the two serving goroutines
+	conns          sync.WaitGroup // their connections, joined by close
 
 	mu      sync.Mutex
 	leading bool
@@ -51,7 +52,7 @@ func (c *Controller) openFront() (*front, error) {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		_ = conns.Serve(ctx, nl, "node", c.log, func(conn net.Conn) {
+		_ = conns.ServeIn(ctx, nl, "node", c.log, &f.conns, func(conn net.Conn) {
 			if sctx, ok := f.await(ctx); ok {
 				c.serveNode(sctx, conn)
 				return
@@ -63,7 +64,7 @@ func (c *Controller) openFront() (*front, error) {
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
-			_ = conns.Serve(ctx, f.clients, "remote client", c.log, func(conn net.Conn) {
+			_ = conns.ServeIn(ctx, f.clients, "remote client", c.log, &f.conns, func(conn net.Conn) {
 				if sctx, ok := f.await(ctx); ok {
 					c.serveRemoteClient(sctx, conn)
 					return
@@ -110,10 +111,12 @@ func (f *front) start(ctx context.Context) {
 	close(f.ready)
 }
 
-// close stops serving and closes the ports.
+// close stops serving, closes the ports and waits for the connections
+// (those served for real end with Run's context, which ended first).
 func (f *front) close() {
 	f.cancel()
-	f.wg.Wait()
+	f.wg.Wait() // then no connection starts any more
+	f.conns.Wait()
 }
 
 // currentLeader reads the election: the leader's published addresses, or
@@ -152,7 +155,11 @@ func (c *Controller) followClient(ctx context.Context, conn net.Conn) {
 	}
 	defer slot.Release()
 	dec := api.NewDecoder(conn)
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	conn.SetReadDeadline(time.Now().Add(c.limits.ClientHelloTimeout))
+	if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+		return
+	}
 	dec.SetLimit(api.MaxCredentialLine)
 	if _, err := dec.ReadLine(); err != nil {
 		return
@@ -180,7 +187,11 @@ func (c *Controller) followNode(ctx context.Context, conn net.Conn) {
 		return
 	}
 	defer slot.Release()
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	conn.SetReadDeadline(time.Now().Add(c.limits.HelloTimeout))
+	if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+		return
+	}
 	var hello api.NodeMsg
 	if err := api.NewDecoder(conn).Decode(&hello); err != nil || hello.Type != api.MsgHello {
 		return

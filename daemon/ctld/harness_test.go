@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,6 +16,9 @@ import (
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/cli"
+	"github.com/sharq-hpc/sharq/client"
+	"github.com/sharq-hpc/sharq/spool"
 )
 
 // testCluster is an in-process controller with a real spool, a real Unix
@@ -34,6 +38,8 @@ type testCluster struct {
 	// dialNode, when set, is how the next scripted node connects (a TLS
 	// dialer with that node's certificate); unset: plain TCP.
 	dialNode func() (net.Conn, error)
+	// spool, when set before start, replaces the bbolt spool (Options.Spool).
+	spool spool.Spool
 }
 
 // testWait bounds a test's wait for something that should happen: only a
@@ -210,7 +216,7 @@ func (tc *testCluster) start() {
 		log = tc.log
 	}
 	log = slog.New(&failOnCoreRefusal{t: tc.t, next: log.Handler()})
-	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now})
+	c, err := New(ctx, Options{ConfigPath: tc.conf, Logger: log, Limits: tc.limits, Now: tc.clock.now, Spool: tc.spool})
 	if err != nil {
 		cancel()
 		tc.t.Fatalf("New: %v", err)
@@ -549,4 +555,70 @@ func TestFailOnCoreRefusal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// qstatAs runs the real qstat command line as who (nil: this process, root,
+// over the socket).
+func (tc *testCluster) qstatAs(who *Identity, args ...string) (string, int) {
+	tc.t.Helper()
+	var out, errb bytes.Buffer
+	call := client.Caller(tc.sock)
+	if who != nil {
+		call = func(ctx context.Context, req api.Request) (*api.Response, error) {
+			req.V = api.Version
+			resp := tc.ctl.handle(ctx, *who, &req)
+			if resp.Error != nil {
+				return resp, resp.Error
+			}
+			return resp, nil
+		}
+	}
+	sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: call}
+	code := cli.Qstat(context.Background(), append([]string{"qstat"}, args...), sys)
+	if code != 0 && code != cli.ExitUsage {
+		tc.t.Fatalf("qstat %v: exit %d: %s", args, code, errb.String())
+	}
+	return out.String(), code
+}
+
+// rows counts the table rows of job id (the short id qstat prints).
+func rows(table, id string) int {
+	n := 0
+	short := strings.SplitN(id, ".", 2)[0] + "."
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], short) {
+			n++
+		}
+	}
+	return n
+}
+
+func (tc *testCluster) submitAs(who Identity, share string, gpus int) string {
+	tc.t.Helper()
+	return tc.submitHoldAs(who, share, gpus, "")
+}
+
+// submitHeld submits a job held by its owner (qsub -h), as alice: a job
+// that stays pending.
+func (tc *testCluster) submitHeld(share string, gpus int) string {
+	tc.t.Helper()
+	return tc.submitHoldAs(Identity{UID: 1000, GID: 1000, User: "alice"}, share, gpus, "u")
+}
+
+// spec is a one-node job of share in the test cluster.
+func spec(share string, gpus int, hold string, deps ...api.Dep) *api.SubmitSpec {
+	return &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold, Deps: deps}}
+}
+
+func (tc *testCluster) submitHoldAs(who Identity, share string, gpus int, hold string) string {
+	tc.t.Helper()
+	spec := &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
+		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold}}
+	var id string
+	var e *api.Error
+	if err := tc.ctl.do(context.Background(), func() { id, e = tc.ctl.submit(who, spec) }); err != nil || e != nil {
+		tc.t.Fatalf("submit as %s: %v %v", who.User, err, e)
+	}
+	return id
 }

@@ -1,7 +1,8 @@
+//go:build !unit
+
 package ctld
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,47 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/cli"
-	"github.com/sharq-hpc/sharq/client"
 	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
-
-// qstatAs runs the real qstat command line as who (nil: this process, root,
-// over the socket).
-func (tc *testCluster) qstatAs(who *Identity, args ...string) (string, int) {
-	tc.t.Helper()
-	var out, errb bytes.Buffer
-	call := client.Caller(tc.sock)
-	if who != nil {
-		call = func(ctx context.Context, req api.Request) (*api.Response, error) {
-			req.V = api.Version
-			resp := tc.ctl.handle(ctx, *who, &req)
-			if resp.Error != nil {
-				return resp, resp.Error
-			}
-			return resp, nil
-		}
-	}
-	sys := &cli.Sys{Stdout: &out, Stderr: &errb, Now: time.Now, Location: time.UTC, Call: call}
-	code := cli.Qstat(context.Background(), append([]string{"qstat"}, args...), sys)
-	if code != 0 && code != cli.ExitUsage {
-		tc.t.Fatalf("qstat %v: exit %d: %s", args, code, errb.String())
-	}
-	return out.String(), code
-}
-
-// rows counts the table rows of job id (the short id qstat prints).
-func rows(table, id string) int {
-	n := 0
-	short := strings.SplitN(id, ".", 2)[0] + "."
-	for _, line := range strings.Split(table, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], short) {
-			n++
-		}
-	}
-	return n
-}
 
 // qstat -x without ids lists the history's jobs too, merged with the
 // spool's without duplicates, bounded by --since, each user's own only.

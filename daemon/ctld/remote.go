@@ -63,12 +63,19 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 	authenticated := false
 	var owner uint32 // the uid of the connection's first credential
 	dec := api.NewDecoder(conn)
+	// The controller stopping ends a wait for the next request or for the
+	// client to read an answer (Run joins this goroutine before it closes
+	// the spool).
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })()
 	for {
 		wait := requestTimeout
 		if !authenticated {
 			wait = c.limits.ClientHelloTimeout
 		}
 		conn.SetReadDeadline(time.Now().Add(wait))
+		if ctx.Err() != nil { // after the deadline: it may have replaced the AfterFunc's
+			return
+		}
 		dec.SetLimit(api.MaxCredentialLine)
 		credLine, err := dec.ReadLine()
 		if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || ctx.Err() != nil {
@@ -81,6 +88,9 @@ func (c *Controller) serveRemoteClient(ctx context.Context, conn net.Conn) {
 		// The request may be megabytes (a script): it has the usual
 		// time, and the connection stays evictable until it is read.
 		conn.SetReadDeadline(time.Now().Add(requestTimeout))
+		if ctx.Err() != nil {
+			return
+		}
 		dec.SetLimit(api.MaxMessage)
 		reqLine, err := dec.ReadLine()
 		if err != nil {
@@ -154,7 +164,8 @@ func (c *Controller) remoteIdentity(ctx context.Context, credLine, reqLine []byt
 	if err := json.Unmarshal(credLine, &cl); err != nil || cl.Munge == "" {
 		return Identity{}, refuse("no MUNGE credential before the request (the TCP client port needs one; is the client older than the controller?)")
 	}
-	cred, err := munge.Decode(ctx, c.cfg.Cluster.MungeSocket, cl.Munge)
+	sock := c.snap.Load().Cluster.MungeSocket // not c.cfg: this is a connection's goroutine, not the loop
+	cred, err := munge.Decode(ctx, sock, cl.Munge)
 	id := Identity{UID: cred.UID, GID: cred.GID}
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -175,7 +186,7 @@ func (c *Controller) remoteIdentity(ctx context.Context, credLine, reqLine []byt
 	case errors.Is(err, munge.ErrBadCredential):
 		return Identity{}, refuse("malformed MUNGE credential")
 	case errors.Is(err, munge.ErrSocket):
-		c.log.Error("cannot decode a client credential: the controller's munged does not answer", "socket", c.cfg.Cluster.MungeSocket, "err", err)
+		c.log.Error("cannot decode a client credential: the controller's munged does not answer", "socket", sock, "err", err)
 		return Identity{}, &api.Error{Code: api.CodeInternal, Message: "the controller cannot reach its munged: ask an admin"}
 	case err != nil:
 		return Identity{}, refuse("MUNGE credential refused: %v", err)

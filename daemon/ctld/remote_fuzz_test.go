@@ -1,3 +1,5 @@
+//go:build !unit
+
 package ctld
 
 import (
@@ -27,6 +29,7 @@ func FuzzRemoteIdentity(f *testing.F) {
 	f.Add([]byte("not json\n"), []byte("{}\n"))
 	c := &Controller{cfg: &conf.Config{Cluster: conf.Cluster{MungeSocket: m.Socket}}, now: time.Now,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c.snap.Store(c.cfg) // as installConfig does: the connection goroutines read it
 	accepted := false
 	f.Fuzz(func(t *testing.T, credLine, reqLine []byte) {
 		id, aerr := c.remoteIdentity(context.Background(), credLine, reqLine)

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package ctld
 
 import (
@@ -22,30 +24,6 @@ import (
 
 // bob is a second user (alice is in ids_test.go).
 var bob = Identity{UID: 1001, GID: 1001, User: "bob"}
-
-func (tc *testCluster) submitAs(who Identity, share string, gpus int) string {
-	tc.t.Helper()
-	return tc.submitHoldAs(who, share, gpus, "")
-}
-
-// submitHeld submits a job held by its owner (qsub -h), as alice: a job
-// that stays pending.
-func (tc *testCluster) submitHeld(share string, gpus int) string {
-	tc.t.Helper()
-	return tc.submitHoldAs(Identity{UID: 1000, GID: 1000, User: "alice"}, share, gpus, "u")
-}
-
-func (tc *testCluster) submitHoldAs(who Identity, share string, gpus int, hold string) string {
-	tc.t.Helper()
-	spec := &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold}}
-	var id string
-	var e *api.Error
-	if err := tc.ctl.do(context.Background(), func() { id, e = tc.ctl.submit(who, spec) }); err != nil || e != nil {
-		tc.t.Fatalf("submit as %s: %v %v", who.User, err, e)
-	}
-	return id
-}
 
 // runJob submits, starts and ends one job, returning its id.
 func (tc *testCluster) runJob(n *scriptedNode, who Identity, share string, gpus, status int) string {

@@ -1,3 +1,5 @@
+//go:build !unit
+
 package ctld
 
 import (
@@ -12,12 +14,6 @@ import (
 	"github.com/sharq-hpc/sharq/jobid"
 	"github.com/sharq-hpc/sharq/spool"
 )
-
-// spec is a one-node job of share in the test cluster.
-func spec(share string, gpus int, hold string, deps ...api.Dep) *api.SubmitSpec {
-	return &api.SubmitSpec{Job: api.JobSpec{Name: "j", Share: share, Command: []string{"true"}, WorkDir: "/tmp",
-		Resources: api.Resources{Nodes: 1, GPUsPerNode: gpus}, Hold: hold, Deps: deps}}
-}
 
 // TestRestoreDependencyOrder: waiting jobs that depend on a waiting array,
 // or (through qalter) on a job submitted after them, come back after a

@@ -141,6 +141,9 @@ func fromSpec(s *api.JobSpec) api.Job {
 }
 
 // checkSubmit enforces the rules a user must follow; errors say what to fix.
+//
+// Long: a flat list of independent checks, in the order a user meets them,
+// each a few lines; nothing is carried from one to the next but j.
 func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if id.UID == 0 {
 		return &api.Error{Code: api.CodePermission, Message: "jobs are not run as root: submit as a regular user"}

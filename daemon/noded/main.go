@@ -2,6 +2,7 @@ package noded
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -15,12 +16,18 @@ import (
 	"github.com/sharq-hpc/sharq/runtime"
 )
 
-// Main is sharqd's command line: it wires the configuration, the containerd
-// runtime, logging and signals to Run.
+// NewRuntime makes the node's container runtime for Main. cmd/sharqd gives
+// containerd's (runtime/containerd), so this package links no container
+// runtime implementation: its tests and tools do not pull containerd's
+// client in.
+type NewRuntime func(ctx context.Context, cfg *conf.Config, node string, log *slog.Logger) (runtime.Runtime, error)
+
+// Main is sharqd's command line: it wires the configuration, the runtime
+// newRuntime makes, logging and signals to Run.
 //
 //	sharqd --config /etc/sharq/cluster.toml [--node NAME] [--state-dir DIR] [--log-level LEVEL]
-func Main(args []string) int {
-	if err := NewApp().Run(args); err != nil {
+func Main(args []string, newRuntime NewRuntime) int {
+	if err := NewApp(newRuntime).Run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "sharqd:", err)
 		return 1
 	}
@@ -28,8 +35,8 @@ func Main(args []string) int {
 }
 
 // NewApp is sharqd's command line (also the source of its man page:
-// internal/tools/mangen).
-func NewApp() *cli.App {
+// internal/tools/mangen, which gives a nil newRuntime: it only prints).
+func NewApp(newRuntime NewRuntime) *cli.App {
 	return &cli.App{
 		Name:  "sharqd",
 		Usage: "sharq node daemon: runs the controller's jobs as containers with pinned GPUs",
@@ -40,11 +47,16 @@ func NewApp() *cli.App {
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
 		},
 		HideHelpCommand: true,
-		Action:          mainAction,
+		Action: func(c *cli.Context) error {
+			if newRuntime == nil {
+				return errors.New("sharqd: no container runtime")
+			}
+			return mainAction(c, newRuntime)
+		},
 	}
 }
 
-func mainAction(c *cli.Context) error {
+func mainAction(c *cli.Context, newRuntime NewRuntime) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -60,10 +72,7 @@ func mainAction(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	rt, err := runtime.NewContainerd(ctx, cfg.Runtime.ContainerdSocket, cfg.Runtime.Namespace,
-		runtime.WithNode(node), runtime.WithLogger(log.With("node", node)),
-		// containerd down at start: sharqd connects and says it is unhealthy.
-		runtime.WithLazyDaemon())
+	rt, err := newRuntime(ctx, cfg, node, log)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -163,4 +166,50 @@ func TestLimiter(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	r2()
+}
+
+// TestServeInJoinsHandlers: after ServeIn has returned (ctx ended), the
+// group's Wait returns only once every handler it started has returned,
+// however late a handler notices the end.
+func TestServeInJoinsHandlers(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var handlers sync.WaitGroup
+	var started, ended atomic.Int32
+	const n = 4
+	accepted := make(chan struct{}, n)
+	served := make(chan error, 1)
+	go func() {
+		served <- ServeIn(ctx, l, "test", nil, &handlers, func(c net.Conn) {
+			defer c.Close()
+			started.Add(1)
+			accepted <- struct{}{}
+			<-ctx.Done()
+			for range 1000 { // a handler that takes its time to wind up
+				runtime.Gosched()
+			}
+			ended.Add(1)
+		})
+	}()
+	for range n {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	for range n {
+		<-accepted
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("ServeIn: %v", err)
+	}
+	handlers.Wait()
+	if s, e := started.Load(), ended.Load(); s != n || e != n {
+		t.Fatalf("after Wait: %d handlers started, %d ended; want %d and %d", s, e, n, n)
+	}
 }

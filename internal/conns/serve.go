@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -22,6 +23,17 @@ const (
 // 1 s, reset by the next success); any other failure ends Serve with the
 // error. Serve closes l when ctx ends and then returns nil.
 func Serve(ctx context.Context, l net.Listener, what string, log *slog.Logger, handle func(net.Conn)) error {
+	return ServeIn(ctx, l, what, log, nil, handle)
+}
+
+// ServeIn is Serve with each handler run in handlers (handlers.Go), when
+// it is not nil, so the caller can join them: once ServeIn has returned
+// no handler starts in handlers any more, and handlers.Wait() returns when
+// every one it started has returned. (Serve itself does not wait: after a
+// failed accept its caller still has to end ctx, which the handlers may be
+// waiting for.) A handler must end soon after ctx does, e.g. by a read
+// deadline set when ctx ends.
+func ServeIn(ctx context.Context, l net.Listener, what string, log *slog.Logger, handlers *sync.WaitGroup, handle func(net.Conn)) error {
 	stop := context.AfterFunc(ctx, func() { l.Close() })
 	defer stop()
 	var pause time.Duration
@@ -29,7 +41,11 @@ func Serve(ctx context.Context, l net.Listener, what string, log *slog.Logger, h
 		conn, err := l.Accept()
 		if err == nil {
 			pause = 0
-			go handle(conn)
+			if handlers != nil {
+				handlers.Go(func() { handle(conn) })
+			} else {
+				go handle(conn)
+			}
 			continue
 		}
 		if ctx.Err() != nil {

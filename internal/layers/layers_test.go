@@ -21,7 +21,10 @@ type rule struct {
 var (
 	core       = mod + "daemon/sched"
 	containerd = "github.com/containerd/containerd"
-	daemons    = []string{mod + "daemon/ctld", mod + "daemon/noded", mod + "spool", "go.etcd.io/"}
+	// rtContainerd is sharq's containerd runtime (the implementation of
+	// package runtime's interface): what links it links containerd's client.
+	rtContainerd = mod + "runtime/containerd"
+	daemons      = []string{mod + "daemon/ctld", mod + "daemon/noded", mod + "spool", "go.etcd.io/"}
 )
 
 // userCommands are the client commands (cli.Commands) but the admin's.
@@ -45,13 +48,17 @@ func cmds(names ...string) []string {
 
 var rules = []rule{
 	{"the user commands start in milliseconds and are mounted into every job: no scheduling core, no container runtime, no daemon, no etcd",
-		cmds(userCommands()...), append([]string{core, containerd}, daemons...)},
+		cmds(userCommands()...), append([]string{core, containerd, rtContainerd}, daemons...)},
 	{"sharqctl is the admin's client: no scheduling core or daemon (it links containerd only for sharqctl image import, run on a node host)",
 		cmds("sharqctl"), append([]string{core}, daemons...)},
 	{"the configuration is read by every command: it does not link the scheduling core (daemon/schedconf converts it)",
 		[]string{mod + "conf"}, []string{core, containerd}},
 	{"the node daemon executes orders: it never links the scheduling core or the controller",
 		[]string{mod + "daemon/noded", mod + "cmd/sharqd"}, []string{core, mod + "daemon/ctld", mod + "spool"}},
+	{"the runtime interface, the host-process runtime, the conformance suite and GPU discovery link no containerd (runtime/containerd implements the interface, as containerd's plugins implement its core's)",
+		[]string{mod + "runtime", mod + "runtime/hostproc", mod + "runtime/runtimetest", mod + "runtime/gpu"}, []string{containerd, rtContainerd}},
+	{"the node daemon's package takes its runtime from its main (cmd/sharqd gives runtime/containerd's): it links no containerd itself",
+		[]string{mod + "daemon/noded"}, []string{containerd, rtContainerd}},
 	{"the scheduling core is pure: it links neither the configuration nor any I/O edge",
 		[]string{core}, []string{mod + "conf", mod + "spool", mod + "runtime", mod + "acct", mod + "client", containerd, "go.etcd.io/"}},
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharq-hpc/sharq/internal/ctrd"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // removeContainers stops and removes the job containers of the cluster's
@@ -22,8 +23,8 @@ func (l *layout) removeContainers(ctx context.Context, sweepAll bool) (int, erro
 	var errs []error
 	n := 0
 	for _, node := range l.nodes {
-		rt, err := runtime.NewContainerd(ctx, l.ctrSock, l.cfg.Runtime.Namespace, runtime.WithNode(node),
-			runtime.WithLogger(slog.New(slog.DiscardHandler)))
+		rt, err := containerd.NewContainerd(ctx, l.ctrSock, l.cfg.Runtime.Namespace, containerd.WithNode(node),
+			containerd.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/sharq-hpc/sharq/conf"
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // images are the partitions' default images: the local cluster builds each
@@ -34,14 +34,14 @@ func (u *up) importImages(ctx context.Context) error {
 	}
 	for _, ref := range u.l.images() {
 		var buf bytes.Buffer
-		if err := runtime.BuildImage(ctx, &buf, ref, bb); err != nil {
-			if errors.Is(err, runtime.ErrNotStatic) {
+		if err := containerd.BuildImage(ctx, &buf, ref, bb); err != nil {
+			if errors.Is(err, containerd.ErrNotStatic) {
 				return fmt.Errorf("demo image %s: %w (install Debian's busybox-static, which replaces busybox)", ref, err)
 			}
 			return fmt.Errorf("demo image %s: %w", ref, err)
 		}
 		size := buf.Len()
-		names, err := runtime.ImportImage(ctx, u.l.ctrSock, u.l.cfg.Runtime.Namespace, &buf)
+		names, err := containerd.ImportImage(ctx, u.l.ctrSock, u.l.cfg.Runtime.Namespace, &buf)
 		if err != nil {
 			return fmt.Errorf("demo image %s: %w", ref, err)
 		}

@@ -16,9 +16,12 @@ var ErrFile = errors.New("unsafe or unusable secret file")
 const maxSecret = 4096
 
 // Read reads the cluster's shared secret from path. The file must be
-// a regular file owned by root with no permission bits for group or other,
-// so only root can read or replace it; its content, without surrounding
-// white space, must not be empty.
+// a regular file owned by root or by this process's effective user (as a
+// TLS key may be: see readKey) with no permission bits for group or other,
+// so only root and the daemon's own user can read or replace it; its
+// content, without surrounding white space, must not be empty. (The daemons
+// run as root, so for them this is root's file; an unprivileged controller,
+// such as the tests', reads its own.)
 func Read(path string) (string, error) {
 	if path == "" {
 		return "", fmt.Errorf("%w: no secret_file configured", ErrFile)
@@ -39,8 +42,8 @@ func Read(path string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %s: cannot read its owner", ErrFile, path)
 	}
-	if st.Uid != 0 {
-		return "", fmt.Errorf("%w: %s is owned by uid %d, not root", ErrFile, path, st.Uid)
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return "", fmt.Errorf("%w: %s is owned by uid %d, not root or this daemon's user", ErrFile, path, st.Uid)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return "", fmt.Errorf("%w: %s has mode %#o; group and other must have no access (chmod 600)", ErrFile, path, perm)

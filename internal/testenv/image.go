@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"sync"
 
-	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/containerd"
 )
 
 // BusyboxRef is the name of the test image.
@@ -22,7 +22,7 @@ var (
 	imported = map[[2]string]bool{} // socket, namespace
 )
 
-// BusyboxImage builds the test image (runtime.BuildImage from the host's
+// BusyboxImage builds the test image (containerd.BuildImage from the host's
 // static busybox, once per process) and imports it into namespace of the
 // containerd at socket (once per pair). It returns the image reference.
 func BusyboxImage(ctx context.Context, socket, namespace string) (ref string, err error) {
@@ -33,7 +33,7 @@ func BusyboxImage(ctx context.Context, socket, namespace string) (ref string, er
 			return
 		}
 		var buf bytes.Buffer
-		if err := runtime.BuildImage(ctx, &buf, BusyboxRef, bin); err != nil {
+		if err := containerd.BuildImage(ctx, &buf, BusyboxRef, bin); err != nil {
 			buildErr = err
 			return
 		}
@@ -48,7 +48,7 @@ func BusyboxImage(ctx context.Context, socket, namespace string) (ref string, er
 	if imported[key] {
 		return BusyboxRef, nil
 	}
-	names, err := runtime.ImportImage(ctx, socket, namespace, bytes.NewReader(imageTar))
+	names, err := containerd.ImportImage(ctx, socket, namespace, bytes.NewReader(imageTar))
 	if err != nil {
 		return "", err
 	}

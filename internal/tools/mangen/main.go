@@ -125,7 +125,7 @@ func pages(root string) (map[string][]byte, error) {
 	for _, d := range []struct {
 		app     *ucli.App
 		section int
-	}{{ctld.NewApp(io.Discard), 8}, {noded.NewApp(), 8}, {sim.NewApp(io.Discard), 1}, {gpu.NewApp(io.Discard, io.Discard), 1}} {
+	}{{ctld.NewApp(io.Discard), 8}, {noded.NewApp(nil), 8}, {sim.NewApp(io.Discard), 1}, {gpu.NewApp(io.Discard, io.Discard), 1}} {
 		d.app.Setup()
 		all = append(all, manpage.FromApp(d.app, d.section))
 	}
