@@ -55,7 +55,7 @@ func checkRequest(jb *Job) error {
 	case jb.Walltime < 0 || jb.Walltime > MaxWalltime:
 		return fmt.Errorf("%w: job %s: walltime %v (0..%v)", ErrInvalid, jb.ID, jb.Walltime, MaxWalltime)
 	}
-	return nil
+	return checkTopologyRequest(jb)
 }
 
 func (s *Scheduler) submitted(e Submitted) error {

@@ -20,10 +20,11 @@ const (
 type shape struct {
 	nodes, gpus, cpus int
 	mem               int64
-	excl              bool          // place=excl places differently
-	wall              time.Duration // with backfill a shorter job may fit where a longer one did not
-	group             JobID         // its array; a job with labels stands alone
-	user              string        // in a share with per-user rules
+	excl              bool            // place=excl places differently
+	wall              time.Duration   // with backfill a shorter job may fit where a longer one did not
+	group             JobID           // its array; a job with labels stands alone
+	user              string          // in a share with per-user rules
+	topo              TopologyRequest // placed by topology (a bounded wait stands alone: topology.go)
 }
 
 func (s *Scheduler) shapeOf(j *job) shape {
@@ -39,6 +40,9 @@ func (s *Scheduler) shapeOf(j *job) shape {
 		k.group = j.ID
 	case j.sub:
 		k.group = j.parent
+	}
+	if k.topo = j.Topology; k.topo.Wait > 0 {
+		k.group = j.ID // required or not by its own wait
 	}
 	return k
 }

@@ -63,6 +63,9 @@ type Config struct {
 	// may preempt for fair share, and how long a job must have run before
 	// it may be preempted for fair share (hysteresis; 0: at once).
 	FairPreemptionAfter time.Duration
+	// Topologies describe the network as nested domains of nodes
+	// (topology.go); a partition names the one its nodes sit in.
+	Topologies []Topology
 }
 
 // DefaultUsageHalfLife is the half-life of usage when Config sets none
@@ -90,6 +93,11 @@ type Partition struct {
 	// DefaultWalltime is what a job that names no walltime counts as for
 	// reservations; 0 = such jobs may run forever.
 	DefaultWalltime time.Duration
+	// Topology names the Config.Topologies entry the partition's nodes sit
+	// in; "" for none. DefaultTopologyLevel is the level a job that asks
+	// for none is placed by, preferred ("" for none).
+	Topology             string
+	DefaultTopologyLevel string
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -219,6 +227,9 @@ type Job struct {
 	// fails (ReasonInteractivePreempted, ReasonInteractiveNodeLost)
 	// instead of going back to the queue.
 	Interactive bool
+	// Topology is its placement by network topology (PBS's
+	// place=group=LEVEL; topology.go).
+	Topology TopologyRequest
 }
 
 // Array describes the subjobs of an array job.
