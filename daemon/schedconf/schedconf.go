@@ -21,7 +21,8 @@ func Config(c *conf.Config) sched.Config {
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
-			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime}
+			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime,
+			Topology: p.Topology, DefaultTopologyLevel: p.DefaultTopologyLevel}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}
@@ -40,6 +41,13 @@ func Config(c *conf.Config) sched.Config {
 			MaxRunningJobsPerUser: s.MaxRunningJobsPerUser,
 			MaxGPUsPerUser:        s.MaxGPUsPerUser,
 		}
+	}
+	for _, t := range c.Topologies {
+		st := sched.Topology{Name: t.Name, Levels: t.Levels, Domains: make([]sched.Domain, len(t.Domains))}
+		for i, d := range t.Domains {
+			st.Domains[i] = sched.Domain{Level: d.Level, Name: d.Name, Nodes: d.Nodes}
+		}
+		sc.Topologies = append(sc.Topologies, st)
 	}
 	return sc
 }
