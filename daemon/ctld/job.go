@@ -98,6 +98,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		Hold:          holdBits(j.Hold),
 		PreferNode:    j.CheckpointNode,
 		Interactive:   j.Interactive,
+		Topology:      topologyRequest(j.Resources),
 	}
 	for _, d := range j.Deps {
 		t, err := sched.ParseDepType(d.Type)
