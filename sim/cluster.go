@@ -15,6 +15,10 @@ import (
 type Cluster struct {
 	Sched sched.Config
 	Grace map[string]time.Duration // by partition name
+	// TopologyOff runs the core without the topologies and the jobs
+	// without their groups; the result still measures spans with the
+	// topologies (topology.go).
+	TopologyOff bool
 }
 
 // TotalGPUs counts the GPUs of every node.
@@ -44,6 +48,7 @@ func (c Cluster) clone() Cluster {
 	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
 	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)
 	out.Sched.Backfill = c.Sched.Backfill
+	out.TopologyOff = c.TopologyOff
 	for k, v := range c.Grace {
 		out.Grace[k] = v
 	}
@@ -57,6 +62,8 @@ func ValidateTrace(c *Cluster, jobs []TraceJob) error {
 	for i := range jobs {
 		if c.share(jobs[i].Share) == nil {
 			errs.add(jobs[i].Line, colShare, fmt.Errorf("%w %q (job %s)", ErrUnknownShare, jobs[i].Share, jobs[i].ID))
+		} else if err := c.checkGroup(&jobs[i]); err != nil {
+			errs.add(jobs[i].Line, colGroup, err)
 		}
 	}
 	return errs.err("")
