@@ -176,6 +176,9 @@ type Node struct {
 	// Labels are site resources jobs select (-l select=1:gpu_type=a100),
 	// shared by the nodes of one [[node]] block: read-only.
 	Labels map[string]string
+	// NVLinkGroups are the GPU indices NVLink joins, a group each ([[node]]
+	// nvlink, for nodes whose NVML cannot tell; what NVML reports wins).
+	NVLinkGroups [][]int
 }
 
 // Share is a [[share]] block: a team's quota in a partition.

@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -326,3 +327,51 @@ func (l *loader) partitionTopologies(parts []*partBlock, tops []*topoBlock) {
 
 // String gives a domain as "level name".
 func (d Domain) String() string { return fmt.Sprintf("%s %s", d.Level, d.Name) }
+
+// nvlinkGroups reads a node block's nvlink key: groups of GPU indices
+// ("0-3", "0,2,4") that NVLink joins, each GPU in one group at most, every
+// index below gpus.
+func (t *table) nvlinkGroups(key string, gpus int) [][]int {
+	groups, ok := t.strings(key)
+	if !ok {
+		return nil
+	}
+	var out [][]int
+	in := map[int]int{}
+	for gi, g := range groups {
+		var idx []int
+		for _, part := range strings.Split(g, ",") {
+			lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+			a, errA := strconv.Atoi(lo)
+			b := a
+			var errB error
+			if isRange {
+				b, errB = strconv.Atoi(hi)
+			}
+			if errA != nil || errB != nil || a < 0 || b < a || b >= MaxNodeGPUs {
+				t.errf(key, "%q: want GPU indices such as \"0-3\" or \"0,2\"", g)
+				return nil
+			}
+			for i := a; i <= b; i++ {
+				idx = append(idx, i)
+			}
+		}
+		for _, i := range idx {
+			switch o, dup := in[i]; {
+			case i >= gpus:
+				t.errf(key, "%q: GPU %d, but the node has %d GPUs", g, i, gpus)
+				return nil
+			case dup:
+				t.errf(key, "GPU %d in %q and %q (a GPU is in one group)", i, groups[o], g)
+				return nil
+			}
+			in[i] = gi
+		}
+		if len(idx) < 2 {
+			t.errf(key, "%q: a group joins at least 2 GPUs", g)
+			return nil
+		}
+		out = append(out, idx)
+	}
+	return out
+}

@@ -74,3 +74,18 @@ nodes = "g[1-2]"
 		t.Fatalf("warnings %v", c.Warnings)
 	}
 }
+
+// TestNVLinkExample: the example's gpu nodes declare two NVLink groups.
+func TestNVLinkExample(t *testing.T) {
+	c, err := Load("../contrib/examples/cluster.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := c.Node("gpu03")
+	if n == nil || len(n.NVLinkGroups) != 2 || !slices.Equal(n.NVLinkGroups[1], []int{4, 5, 6, 7}) {
+		t.Fatalf("gpu03 = %+v", n)
+	}
+	if d := c.Node("dbg1"); d == nil || d.NVLinkGroups != nil {
+		t.Fatalf("dbg1 = %+v", d)
+	}
+}

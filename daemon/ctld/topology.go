@@ -75,3 +75,27 @@ func (c *Controller) jobDomains(j *job) []string {
 	}
 	return out
 }
+
+// nvlinkPeers is what a node's NVML said of its GPUs' NVLink peers, for
+// the core (by GPU index below gpus); nil when it said nothing of links
+// (the configuration's nvlink groups then hold).
+func nvlinkPeers(inv *api.Inventory, gpus int) [][]int {
+	if inv.Source != "nvml" {
+		return nil
+	}
+	var peers [][]int
+	for _, g := range inv.GPUs {
+		if g.Topology == "" || g.Index < 0 || g.Index >= gpus {
+			continue
+		}
+		if peers == nil {
+			peers = make([][]int, gpus)
+		}
+		for _, p := range g.NVLinkPeers() {
+			if p < gpus && p != g.Index {
+				peers[g.Index] = append(peers[g.Index], p)
+			}
+		}
+	}
+	return peers
+}

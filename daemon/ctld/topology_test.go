@@ -1,7 +1,9 @@
 package ctld
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,5 +104,35 @@ func TestTopologyStartAndQstat(t *testing.T) {
 	}
 	if !slices.Equal(on, []string{"n3", "n4"}) || !slices.Equal(j.Domains, []string{"rack=r2"}) {
 		t.Fatalf("running on %v in %v, want n3 n4 in rack=r2", on, j.Domains)
+	}
+}
+
+// TestNVLinkFromInventory: the NVLink peers a node's NVML reports decide
+// which GPUs a 2-GPU job gets (peers 0 and 2, not the adjacent 0 and 1).
+func TestNVLinkFromInventory(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	inv := &api.Inventory{Source: "nvml", CPUs: 8}
+	for i, topo := range []string{"nvlink gpu2x2", "nvlink gpu3x2", "nvlink gpu0x2", "nvlink gpu1x2 switchx4", "", "", "", ""} {
+		inv.GPUs = append(inv.GPUs, api.GPU{Index: i, Device: fmt.Sprintf("/dev/nvidia%d", i), Topology: topo})
+	}
+	n := tc.attachNodeWith("n1", inv)
+	id := tc.submit("a", 2, nil)
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || !slices.Equal(st.GPUs, []int{0, 2}) {
+		t.Fatalf("started %s on GPUs %v, want %s on [0 2]", st.Job.ID, st.GPUs, id)
+	}
+}
+
+// TestNVLinkPeersParse: what the controller reads of an inventory.
+func TestNVLinkPeersParse(t *testing.T) {
+	inv := &api.Inventory{Source: "nvml", GPUs: []api.GPU{
+		{Index: 0, Topology: "nvlink gpu1x2 gpu9x1 switchx6"}, {Index: 1, Topology: "nvlink gpu0x2"}, {Index: 7, Topology: "nvlink gpu0x1"},
+	}}
+	if got, want := nvlinkPeers(inv, 2), [][]int{{1}, {0}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("peers %v, want %v", got, want)
+	}
+	inv.Source = "config"
+	if got := nvlinkPeers(inv, 2); got != nil {
+		t.Errorf("a configured inventory: %v", got)
 	}
 }

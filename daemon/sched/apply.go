@@ -495,6 +495,12 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	if e.CPUs < 0 || e.CPUs > maxNodeCPUs || e.MemBytes < 0 || e.MemBytes > maxNodeMem {
 		return fmt.Errorf("%w: node %s: %d CPUs, %d bytes of memory (0..%d, 0..%d)", ErrInvalid, e.Node, e.CPUs, e.MemBytes, maxNodeCPUs, maxNodeMem)
 	}
+	if err := checkPeers(e.Node, e.GPUPeers); err != nil {
+		return err
+	}
+	if e.GPUPeers != nil {
+		s.topo.reported[e.Node] = peerSets(e.GPUPeers)
+	}
 	oc, om := n.cpus, n.mem
 	n.up = true
 	if e.CPUs > 0 {

@@ -92,7 +92,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	}
 	allocs := make([]Alloc, len(picked))
 	for i, n := range picked {
-		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.avail(n).choose(n.gpus, g)}
+		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.chooseGPUs(n, s.avail(n), g)}
 	}
 	return allocs, picked, true
 }

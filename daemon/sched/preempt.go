@@ -657,7 +657,7 @@ func (s *Scheduler) nominate(se *search) bool {
 				}
 			}
 		}
-		gpus := avail.choose(n.gpus, j.GPUsPerNode)
+		gpus := s.chooseGPUs(n, avail, j.GPUsPerNode)
 		if len(gpus) != j.GPUsPerNode {
 			return false // the search's room and the GPUs disagree: never start short
 		}

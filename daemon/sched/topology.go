@@ -88,6 +88,12 @@ func validateTopologies(cfg Config) error {
 	nodes := make(map[string]bool, len(cfg.Nodes))
 	for _, n := range cfg.Nodes {
 		nodes[n.Name] = true
+		if err := checkPeers(n.Name, n.GPUPeers); err != nil {
+			return err
+		}
+		if len(n.GPUPeers) > n.GPUs {
+			return fmt.Errorf("%w: node %q: NVLink peers of %d GPUs, it has %d", ErrInvalid, n.Name, len(n.GPUPeers), n.GPUs)
+		}
 	}
 	topos := map[string]*Topology{}
 	for i := range cfg.Topologies {
@@ -207,6 +213,10 @@ type topoState struct {
 	nodeDoms [][]*domain // by node idx: its domain per level (nil: none)
 	stamp    uint64      // bestDomain's: marks the domains tried
 	nbuf     []*node     // pickIn's scratch
+	// declared are the configuration's NVLink peers by node idx,
+	// reported those NodeUp gave by node name (kept across reloads).
+	declared [][]gpuSet
+	reported map[string][]gpuSet
 }
 
 // ptopo is one partition's topology.
@@ -231,7 +241,14 @@ type domain struct {
 // installTopology builds the topology state for the installed
 // configuration; nodeRefresh then counts each node in.
 func (s *Scheduler) installTopology() {
-	s.topo = topoState{parts: make([]*ptopo, len(s.parts)), nodeDoms: make([][]*domain, len(s.nodes))}
+	s.topo = topoState{parts: make([]*ptopo, len(s.parts)), nodeDoms: make([][]*domain, len(s.nodes)),
+		declared: make([][]gpuSet, len(s.nodes)), reported: s.topo.reported}
+	if s.topo.reported == nil {
+		s.topo.reported = map[string][]gpuSet{}
+	}
+	for _, n := range s.nodes {
+		s.topo.declared[n.idx] = peerSets(n.cfg.GPUPeers)
+	}
 	byName := map[string]*Topology{}
 	for i := range s.cfg.Topologies {
 		byName[s.cfg.Topologies[i].Name] = &s.cfg.Topologies[i]
@@ -390,7 +407,7 @@ func (s *Scheduler) placeTopo(p *partition, j *job) (allocs []Alloc, nodes []*no
 	}
 	allocs = make([]Alloc, len(picked))
 	for i, n := range picked {
-		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.avail(n).choose(n.gpus, j.GPUsPerNode)}
+		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.chooseGPUs(n, s.avail(n), j.GPUsPerNode)}
 	}
 	return allocs, picked, true, true
 }

@@ -110,6 +110,9 @@ type Node struct {
 	// Labels are the node's site resources ([[node]] labels, e.g.
 	// gpu_type = "a100") that jobs may select.
 	Labels map[string]string
+	// GPUPeers lists, per GPU index, the GPUs NVLink joins it to, as the
+	// configuration declares them (nvlink.go); NodeUp's replace them.
+	GPUPeers [][]int
 }
 
 // Share is a team's quota inside a partition, with its own virtual queue.

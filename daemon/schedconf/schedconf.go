@@ -25,7 +25,8 @@ func Config(c *conf.Config) sched.Config {
 			Topology: p.Topology, DefaultTopologyLevel: p.DefaultTopologyLevel}
 	}
 	for i, n := range c.Nodes {
-		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}
+		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels,
+			GPUPeers: groupPeers(n.NVLinkGroups, n.GPUs)}
 	}
 	for i, s := range c.Shares {
 		sc.Shares[i] = sched.Share{
@@ -50,4 +51,23 @@ func Config(c *conf.Config) sched.Config {
 		sc.Topologies = append(sc.Topologies, st)
 	}
 	return sc
+}
+
+// groupPeers turns NVLink groups into each GPU's peers (nil without
+// groups).
+func groupPeers(groups [][]int, gpus int) [][]int {
+	if len(groups) == 0 {
+		return nil
+	}
+	peers := make([][]int, gpus)
+	for _, g := range groups {
+		for _, i := range g {
+			for _, p := range g {
+				if p != i {
+					peers[i] = append(peers[i], p)
+				}
+			}
+		}
+	}
+	return peers
 }

@@ -88,3 +88,17 @@ func TestTopology(t *testing.T) {
 		t.Errorf("DomainsOf = %v", got)
 	}
 }
+
+// TestNVLinkGroups: a node's NVLink groups reach the core as each GPU's
+// peers.
+func TestNVLinkGroups(t *testing.T) {
+	c, err := conf.Load("../../contrib/examples/cluster.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := schedconf.Config(c)
+	want := [][]int{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}, {5, 6, 7}, {4, 6, 7}, {4, 5, 7}, {4, 5, 6}}
+	if !reflect.DeepEqual(sc.Nodes[0].GPUPeers, want) {
+		t.Errorf("gpu01's peers %v, want %v", sc.Nodes[0].GPUPeers, want)
+	}
+}
