@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -213,6 +214,7 @@ type topoState struct {
 	nodeDoms [][]*domain // by node idx: its domain per level (nil: none)
 	stamp    uint64      // bestDomain's: marks the domains tried
 	nbuf     []*node     // pickIn's scratch
+	dbuf     []*domain   // bestDomain's scratch
 	// declared are the configuration's NVLink peers by node idx,
 	// reported those NodeUp gave by node name (kept across reloads).
 	declared [][]gpuSet
@@ -235,7 +237,17 @@ type domain struct {
 	nodes  []*node
 	free   int
 	usable int
+	byFree []int  // usable nodes by free GPUs
 	seen   uint64 // placement scratch: tried in the placement of that stamp
+}
+
+// fitting counts d's usable nodes with at least g free GPUs.
+func (d *domain) fitting(g int) int {
+	k := 0
+	for f := max(g, 0); f < len(d.byFree); f++ {
+		k += d.byFree[f]
+	}
+	return k
 }
 
 // installTopology builds the topology state for the installed
@@ -301,6 +313,10 @@ func (s *Scheduler) topoCount(n *node, sign int) {
 		if d != nil {
 			d.free += sign * n.free
 			d.usable += sign
+			for len(d.byFree) <= n.free {
+				d.byFree = append(d.byFree, 0)
+			}
+			d.byFree[n.free] += sign
 		}
 	}
 }
@@ -426,24 +442,27 @@ func (s *Scheduler) bestDomain(doms []*domain, j *job, pref *node) []*node {
 			}
 		}
 	}
-	for {
-		var best *domain
-		for _, d := range doms {
-			if d.seen == stamp || d.usable < j.Nodes || d.free < j.total() {
-				continue
-			}
-			if best == nil || d.free < best.free {
-				best = d
-			}
+	// The domains whose usable nodes could hold it, fewest free GPUs
+	// first (configuration order on a tie).
+	cands := s.topo.dbuf[:0]
+	for _, d := range doms {
+		if d.seen != stamp && d.usable >= j.Nodes && d.free >= j.total() && d.fitting(j.GPUsPerNode) >= j.Nodes {
+			cands = append(cands, d)
 		}
-		if best == nil {
-			return nil
+	}
+	s.topo.dbuf = cands[:0]
+	slices.SortFunc(cands, func(a, b *domain) int {
+		if a.free != b.free {
+			return a.free - b.free
 		}
-		best.seen = stamp
-		if got := s.pickIn(best, j, nil); got != nil {
+		return a.idx - b.idx
+	})
+	for _, d := range cands {
+		if got := s.pickIn(d, j, nil); got != nil {
 			return got
 		}
 	}
+	return nil
 }
 
 // pickIn picks j.Nodes nodes of d that fit j now, pref first, then the
