@@ -16,6 +16,18 @@ import (
 // drawTopology puts partition p's nodes in racks of 1 to 3 nodes, and
 // pairs of racks in blocks, and draws the partition's default level.
 func drawTopology(t *rapid.T, cfg *Config, c *coverage) {
+	// NVLink peers on some nodes: GPU i joined to i+2 (nvlink.go).
+	for i := range cfg.Nodes {
+		n := &cfg.Nodes[i]
+		n.GPUPeers = nil
+		if n.GPUs >= 3 && rapid.Bool().Draw(t, "nvlink") {
+			n.GPUPeers = make([][]int, n.GPUs)
+			for g := range n.GPUPeers {
+				n.GPUPeers[g] = []int{(g + 2) % n.GPUs}
+			}
+			c.add("topology nvlink")
+		}
+	}
 	cfg.Topologies = nil
 	cfg.Partitions[0].Topology, cfg.Partitions[0].DefaultTopologyLevel = "", ""
 	if rapid.IntRange(0, 5).Draw(t, "noTopology") == 0 {
@@ -216,7 +228,7 @@ func runWorldTopo(t *rapid.T, cov *coverage, walls bool) *world {
 var topoKinds = []string{
 	"topology", "topology none", "topology default level", "topology request required", "topology request preferred",
 	"topology request bounded", "topology start required", "topology start required multi-node", "topology start preferred",
-	"topology start after wait", "topology waiting", "topology no domain", "plan preempt",
+	"topology start after wait", "topology waiting", "topology no domain", "plan preempt", "topology nvlink",
 }
 
 // TestPropTopology: in worlds with topologies, no start breaks a
