@@ -543,6 +543,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 				// Its reservation stands (fair share: made again at the
 				// start of phase 2, keepSticky).
 				sh.resvB = b
+				if r == ReasonQuota {
+					s.topoClaim(p, sh, j, g)
+				}
 				return false
 			}
 			if s.cfg.Backfill && (p.bresv == nil || !s.cfg.FairShare && seqBefore(j, p.bresv.j)) {
@@ -558,6 +561,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 					}
 					if own {
 						sh.resv = res // it keeps the share's headroom
+					}
+					if r == ReasonQuota {
+						s.topoClaim(p, sh, j, g)
 					}
 					return false
 				}
