@@ -53,6 +53,15 @@ type Resources struct {
 	// Exclusive is PBS's place=excl: no other job runs on the job's nodes
 	// while it runs (its share is charged every GPU of those nodes).
 	Exclusive bool `json:"exclusive,omitempty"`
+	// Group is a topology level of the job's partition (PBS's
+	// place=group=LEVEL): all its nodes in one domain of that level.
+	// GroupPreferred makes it best-effort, as few domains as possible
+	// (place=prefer_group=LEVEL); GroupWait keeps it required for at
+	// most that long from when the job began waiting, then preferred
+	// (place=group=LEVEL@TIME, Slurm's --switches=1@TIME).
+	Group          string        `json:"group,omitempty"`
+	GroupPreferred bool          `json:"group_preferred,omitempty"`
+	GroupWait      time.Duration `json:"group_wait,omitempty"`
 }
 
 // Dep is one -W depend= entry.
@@ -182,8 +191,13 @@ type Job struct {
 	// scheduling core expects it to start and on which nodes and GPUs
 	// (PBS's estimated.start_time and estimated.exec_vnode). qstat's
 	// answer fills it in; it is never stored.
-	Estimated   *Estimated `json:"estimated,omitempty"`
-	Preemptions int        `json:"preemptions"` // times preempted
+	Estimated *Estimated `json:"estimated,omitempty"`
+	// Domains are where a running job sits in its partition's topology,
+	// "LEVEL=NAME" at the level it asked for (else the partition's
+	// default level, else the innermost): qstat -f's answer fills it in;
+	// it is never stored.
+	Domains     []string `json:"domains,omitempty"`
+	Preemptions int      `json:"preemptions"` // times preempted
 	// NodeFailures is how often the job was requeued after losing a node.
 	NodeFailures int `json:"node_failures,omitempty"`
 	// StartFailures is how often its start failed on a node through its

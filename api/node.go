@@ -1,6 +1,11 @@
 package api
 
-import "time"
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // NodeMsgType names a message between sharqctld and sharqd.
 type NodeMsgType string
@@ -178,3 +183,30 @@ type SignalOrder struct {
 	Run    int    `json:"run"`
 	Signal Signal `json:"signal"`
 }
+
+// NVLinkPeers reads the GPU indices Topology names as direct NVLink
+// peers ("nvlink gpu1x2 gpu3x2 switchx12": 1 and 3), ascending; nil when
+// it names none. Links through an NVSwitch join every GPU behind it
+// alike and are not peers here.
+func (g GPU) NVLinkPeers() []int {
+	f := strings.Fields(g.Topology)
+	if len(f) == 0 || f[0] != "nvlink" {
+		return nil
+	}
+	var out []int
+	for _, p := range f[1:] {
+		idx, ok := strings.CutPrefix(p, "gpu")
+		if !ok {
+			continue
+		}
+		idx, _, _ = strings.Cut(idx, "x")
+		if i, err := strconv.Atoi(idx); err == nil && i >= 0 && i < maxGPUIndex && !slices.Contains(out, i) {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxGPUIndex bounds the GPU indices NVLinkPeers reads.
+const maxGPUIndex = 1 << 16

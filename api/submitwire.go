@@ -75,6 +75,9 @@ func appendSubmit(b []byte, req *Request) (_ []byte, ok bool) {
 	rw.int("ompthreads", int64(r.OMPThreads), true)
 	rw.strMap("labels", r.Labels)
 	rw.bool("exclusive", r.Exclusive)
+	rw.str("group", r.Group, true)
+	rw.bool("group_preferred", r.GroupPreferred)
+	rw.int("group_wait", int64(r.GroupWait), true)
 	w.b = append(rw.b, '}')
 
 	w.str("hold", j.Hold, true)

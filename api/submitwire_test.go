@@ -111,6 +111,7 @@ func FuzzSubmitWire(f *testing.F) {
 	f.Add([]byte("\x05\x06\x07\x01\x02\x03\x04"), "#!/bin/sh\necho $HOME\n")
 	f.Add(bytes.Repeat([]byte{3}, 40), "PBS_O_HOME=/home/u")
 	f.Add(bytes.Repeat([]byte{4, 0, 9}, 30), "0f1e2d3c4b5a69788796a5b4c3d2e1f0") // a request id
+	f.Add(bytes.Repeat([]byte{1, 1, 9}, 40), "rack")                             // place=group=rack@TIME
 	f.Fuzz(func(t *testing.T, data []byte, text string) {
 		fl := &filler{t: t, data: data, text: text}
 		var spec SubmitSpec

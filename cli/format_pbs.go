@@ -121,6 +121,9 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	if r.Exclusive {
 		place += ":excl"
 	}
+	if g := formatGroup(r); g != "" {
+		place += ":" + g
+	}
 	res("Resource_List", "place", place)
 	res("Resource_List", "select", formatSelect(r))
 	if r.Walltime > 0 {
@@ -177,6 +180,9 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	add("sharq_priority", strconv.Itoa(j.Priority))
 	if j.Partition != "" {
 		add("partition", j.Partition)
+	}
+	if len(j.Domains) > 0 {
+		add("topology_domains", strings.Join(j.Domains, "+"))
 	}
 	if len(j.Allocs) > 0 && r.GPUsPerNode > 0 {
 		add("exec_gpus", execHost(j.Allocs))

@@ -382,10 +382,14 @@ The script is read from stdin when no file is named. #PBS lines at the top of th
 script set options too; options on the command line win over them. The job starts in
 the current directory ($PBS_O_WORKDIR) with PBS_O_HOME, PBS_O_PATH, ... set.
 Resources are per node: -l select=2:ngpus=8 is two nodes with 8 GPUs each.
+-l place=group=rack keeps all the job's nodes in one rack (a level of its partition's
+topology: sharqctl show topology); group=rack@2h for at most 2 hours of waiting, then
+as few racks as possible; prefer_group=rack for as few racks as possible at once.
 
 Examples:
    qsub -N train -q vision -l ngpus=4,mem=64gb,walltime=12:00:00 train.sh
    qsub -l select=2:ngpus=8 -W depend=afterok:123 -- torchrun train.py
+   qsub -l select=8:ngpus=8,place=scatter:excl:group=rack@1h train.sh
    qsub -J 0-99%10 -W grace=5m sweep.sh
    echo 'nvidia-smi' | qsub -l ngpus=1 -W block=true
    qsub -I -q vision -l ngpus=8,walltime=2:00:00      (a shell on the job's node)

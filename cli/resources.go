@@ -28,6 +28,7 @@ type resSpec struct {
 	OMPThreads *int
 	Pack       *bool             // place=pack: every chunk on one node
 	Excl       *bool             // place=excl: the job's nodes run nothing else
+	Group      *groupSpec        // place=group=LEVEL: a topology domain
 	Labels     map[string]string // node labels (gpu_type=a100), by key
 }
 
@@ -59,6 +60,9 @@ func (r *resSpec) overlay(o resSpec) {
 	}
 	if o.Excl != nil {
 		r.Excl = o.Excl
+	}
+	if o.Group != nil {
+		r.Group = o.Group
 	}
 	for k, v := range o.Labels {
 		r.setLabel(k, v)
@@ -100,6 +104,9 @@ func (r resSpec) resources() api.Resources {
 		out.Labels = maps.Clone(r.Labels)
 	}
 	out.Exclusive = r.Excl != nil && *r.Excl
+	if g := r.Group; g != nil {
+		out.Group, out.GroupPreferred, out.GroupWait = g.Level, g.Preferred, g.Wait
+	}
 	if r.Pack != nil && *r.Pack && out.Nodes > 1 {
 		// place=pack: the chunks share one node, which holds their sum.
 		n := out.Nodes
@@ -263,11 +270,12 @@ func setChunkResource(key, val string, r *resSpec) error {
 // its own node (as every sharq chunk is), pack puts them all on one node.
 // Sharing: shared (the default) or excl, the job's nodes run no other job
 // while it runs; exclhost is the same here (a sharq node is a host).
-// Grouping (group=RESOURCE) is refused: sharq has no node groups. A place
+// Grouping is a level of the partition's topology (parseGroup). A place
 // value replaces an earlier one as a whole (what it leaves out is the
 // default), as in PBS.
 func parsePlace(val string, r *resSpec) error {
 	var arr, sharing string
+	var group *groupSpec
 	for _, p := range strings.Split(val, ":") {
 		lp := strings.ToLower(p)
 		switch lp {
@@ -282,15 +290,63 @@ func parsePlace(val string, r *resSpec) error {
 			}
 			sharing = lp
 		default:
-			if strings.HasPrefix(lp, "group=") {
-				return fmt.Errorf("%w place=%s: grouping (%s) is not supported: sharq has no node groups (select nodes by label instead, e.g. -l select=2:ngpus=4:gpu_type=a100)", ErrBadResource, val, p)
+			if strings.HasPrefix(lp, "group=") || strings.HasPrefix(lp, "prefer_group=") {
+				if group != nil {
+					return fmt.Errorf("%w place=%s: two groupings; give one group= or prefer_group=", ErrBadResource, val)
+				}
+				g, err := parseGroup(p)
+				if err != nil {
+					return fmt.Errorf("%w place=%s: %w", ErrBadResource, val, err)
+				}
+				group = &g
+				continue
 			}
-			return fmt.Errorf("%w place=%s: %q is not free, scatter, vscatter, pack, shared, excl, exclhost or group=", ErrBadResource, val, p)
+			if group != nil && group.Wait > 0 && strings.Trim(p, "0123456789") == "" {
+				return fmt.Errorf("%w place=%s: a group's wait takes no colons (a colon separates place's parts): write it as 2h or 90m", ErrBadResource, val)
+			}
+			return fmt.Errorf("%w place=%s: %q is not free, scatter, vscatter, pack, shared, excl, exclhost, group= or prefer_group=", ErrBadResource, val, p)
 		}
 	}
 	pack, excl := arr == "pack", sharing == "excl" || sharing == "exclhost"
-	r.Pack, r.Excl = &pack, &excl
+	if group == nil {
+		group = &groupSpec{}
+	}
+	r.Pack, r.Excl, r.Group = &pack, &excl, group
 	return nil
+}
+
+// groupSpec is a place value's grouping: a topology level, required
+// (group=LEVEL), required for at most Wait (group=LEVEL@TIME), or
+// preferred (prefer_group=LEVEL).
+type groupSpec struct {
+	Level     string
+	Preferred bool
+	Wait      time.Duration
+}
+
+// parseGroup reads group=LEVEL, group=LEVEL@TIME (TIME a duration without
+// colons, e.g. 30m or 2h: a colon separates place's parts) and
+// prefer_group=LEVEL. Whether LEVEL is a level of the job's partition's
+// topology is the controller's to say.
+func parseGroup(p string) (groupSpec, error) {
+	key, level, _ := strings.Cut(p, "=")
+	g := groupSpec{Preferred: strings.EqualFold(key, "prefer_group")}
+	level, wait, timed := strings.Cut(level, "@")
+	if level == "" || len(level) > 63 {
+		return g, fmt.Errorf("%s: want a topology level such as rack or switch", p)
+	}
+	g.Level = level
+	if timed {
+		if g.Preferred {
+			return g, fmt.Errorf("%s: a preferred group takes no wait (group=%s@TIME is required for at most TIME)", p, level)
+		}
+		d, err := conf.ParseDuration(wait)
+		if err != nil || d <= 0 {
+			return g, fmt.Errorf("%s: want a wait such as %s@30m (a duration above zero, without colons)", p, level)
+		}
+		g.Wait = d
+	}
+	return g, nil
 }
 
 func parseCount(key, val string) (int, error) {
@@ -324,4 +380,18 @@ func formatSelect(r api.Resources) string {
 		b.WriteString(":" + strings.ReplaceAll(conf.FormatLabels(r.Labels), ",", ":"))
 	}
 	return b.String()
+}
+
+// formatGroup writes a job's topology request as place's grouping:
+// group=rack, group=rack@30m0s, prefer_group=rack; "" for none.
+func formatGroup(r api.Resources) string {
+	switch {
+	case r.Group == "":
+		return ""
+	case r.GroupPreferred:
+		return "prefer_group=" + r.Group
+	case r.GroupWait > 0:
+		return "group=" + r.Group + "@" + r.GroupWait.String()
+	}
+	return "group=" + r.Group
 }

@@ -63,8 +63,8 @@ Example:
 		},
 		{
 			Name:      "show",
-			Usage:     "show shares, nodes, the configuration or a job",
-			UsageText: "sharqctl show shares|nodes|config|job ID",
+			Usage:     "show shares, nodes, the topology, the configuration or a job",
+			UsageText: "sharqctl show shares|nodes|topology|config|job ID",
 			Description: `Example:
    sharqctl show nodes --json | jq '.[] | select(.state != "up") | .name'`,
 			Subcommands: []*ucli.Command{
@@ -102,6 +102,17 @@ Example:
 							return writeJSON(sys.Stdout, resp.Nodes)
 						}
 						return writeNodeTable(sys.Stdout, resp.Nodes, sys)
+					},
+				},
+				{
+					Name: "topology", Usage: "the topologies' domains (racks, switches, NVLink blocks) with their free and used GPUs", UsageText: "sharqctl show topology [--json]",
+					Description: "Example:\n   sharqctl show topology",
+					Flags:       []ucli.Flag{jsonFlag()},
+					Action: func(c *ucli.Context) error {
+						if err := noArgs(c); err != nil {
+							return err
+						}
+						return showTopology(c.Context, sys, c.Bool("json"))
 					},
 				},
 				{

@@ -20,6 +20,8 @@ type Config struct {
 	Partitions []Partition
 	Nodes      []Node // expanded: one entry per node name, in file order
 	Shares     []Share
+	// Topologies are the [[topology]] blocks with their [[domain]]s.
+	Topologies []Topology
 	// Warnings are what loads but is probably not meant (e.g. a borrow
 	// limit that rounds down to no GPU), with file and line.
 	Warnings Problems
@@ -149,6 +151,11 @@ type Partition struct {
 	// per GPU for a job with GPUs, else per CPU. 0: its share of its
 	// node's memory, as DefaultNCPUs, set when it starts.
 	DefaultMemPerGPU, DefaultMemPerCPU int64
+	// Topology names the [[topology]] the partition's nodes sit in ("":
+	// none); DefaultTopologyLevel is the level by which jobs that ask for
+	// none are placed, preferred ("": none).
+	Topology             string
+	DefaultTopologyLevel string
 }
 
 // Node is one node of a [[node]] block.
@@ -169,6 +176,9 @@ type Node struct {
 	// Labels are site resources jobs select (-l select=1:gpu_type=a100),
 	// shared by the nodes of one [[node]] block: read-only.
 	Labels map[string]string
+	// NVLinkGroups are the GPU indices NVLink joins, a group each ([[node]]
+	// nvlink, for nodes whose NVML cannot tell; what NVML reports wins).
+	NVLinkGroups [][]int
 }
 
 // Share is a [[share]] block: a team's quota in a partition.

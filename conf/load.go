@@ -213,6 +213,8 @@ func (l *loader) config(doc map[string]any) *Config {
 	partTables := root.tables("partition")
 	nodeTables := root.tables("node")
 	shareTables := root.tables("share")
+	topoTables := root.tables("topology")
+	domainTables := root.tables("domain")
 	cfg.Accounting = l.accounting(root.subtable("accounting", "accounting"), cfg.Cluster.SpoolDir)
 	cfg.Scheduler = l.scheduler(root.subtable("scheduler", "scheduler"))
 	root.unknown(keys[""]...)
@@ -236,6 +238,21 @@ func (l *loader) config(doc map[string]any) *Config {
 	}
 	for _, nb := range nodes {
 		cfg.Nodes = append(cfg.Nodes, nb.nodes...)
+	}
+	declared := map[string]bool{}
+	for _, nb := range nodes {
+		if !nb.namesOK {
+			declared = nil
+			break
+		}
+		for _, n := range nb.nodes {
+			declared[n.Name] = true
+		}
+	}
+	tops := l.topologies(topoTables, domainTables, declared)
+	l.partitionTopologies(parts, tops)
+	for _, b := range tops {
+		cfg.Topologies = append(cfg.Topologies, b.Topology)
 	}
 	shares := l.shares(shareTables, parts)
 	for _, s := range shares {

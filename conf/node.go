@@ -81,6 +81,7 @@ func (l *loader) nodes(ts []*table) []*nodeBlock {
 		}
 		tmpl.CheckpointRoot = t.absPath("checkpoint_root", l.checkpointRoot)
 		tmpl.Labels = t.labels("labels")
+		tmpl.NVLinkGroups = t.nvlinkGroups("nvlink", tmpl.GPUs)
 		t.unknown(keys["node"]...)
 
 		b.nodes = make([]Node, len(names))

@@ -153,6 +153,8 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				}
 			}
 		}
+		p.Topology = t.strDefault("topology", "")
+		p.DefaultTopologyLevel = t.strDefault("default_topology_level", "")
 		t.unknown(keys["partition"]...)
 		out = append(out, p)
 	}

@@ -13,6 +13,10 @@ import (
 // gives none, included: the core resolves every run's grace).
 type Cluster struct {
 	Sched sched.Config
+	// TopologyOff runs the core without the topologies and the jobs
+	// without their groups; the result still measures spans with the
+	// topologies (topology.go).
+	TopologyOff bool
 }
 
 // TotalGPUs counts the GPUs of every node.
@@ -42,6 +46,7 @@ func (c Cluster) clone() Cluster {
 	out.Sched.Nodes = append([]sched.Node(nil), c.Sched.Nodes...)
 	out.Sched.Shares = append([]sched.Share(nil), c.Sched.Shares...)
 	out.Sched.Backfill = c.Sched.Backfill
+	out.TopologyOff = c.TopologyOff
 	return out
 }
 
@@ -52,6 +57,8 @@ func ValidateTrace(c *Cluster, jobs []TraceJob) error {
 	for i := range jobs {
 		if c.share(jobs[i].Share) == nil {
 			errs.add(jobs[i].Line, colShare, fmt.Errorf("%w %q (job %s)", ErrUnknownShare, jobs[i].Share, jobs[i].ID))
+		} else if err := c.checkGroup(&jobs[i]); err != nil {
+			errs.add(jobs[i].Line, colGroup, err)
 		}
 	}
 	return errs.err("")

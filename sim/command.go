@@ -49,7 +49,9 @@ func newApp(stdout io.Writer) *cli.App {
 			&cli.StringFlag{Name: "out", Usage: "write every event as a JSON line to `FILE` (- for stdout)"},
 			&cli.BoolFlag{Name: "report", Usage: "print per-share usage, waits, preemptions and lost work (the default)"},
 			&cli.StringFlag{Name: "plot", Usage: "draw GPUs in use per share over time to `FILE` (.svg, .png, .pdf)"},
-			&cli.BoolFlag{Name: "compare", Usage: "also run the configuration with backfill = false, with fair_share = false, with every share RESERVE and with every share LEND_AND_BORROW without limit, and compare them side by side"},
+			&cli.BoolFlag{Name: "compare", Usage: "also run the configuration with backfill = false, with fair_share = false, with every share RESERVE, with every share LEND_AND_BORROW without limit and (with a topology) with the topology off, and compare them side by side"},
+			&cli.StringFlag{Name: "group", Usage: "every multi-node job whose trace row names no group requires `LEVEL` of its partition's topology (qsub -l place=group=LEVEL); LEVEL@SECONDS requires it for at most that wait"},
+			&cli.StringFlag{Name: "variants", Usage: "with --compare, run only the variants named in `LIST` (comma-separated, e.g. \"as configured,topology off\")"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile to `FILE` (go tool pprof)"},
 		},
 		Action: simulate,
@@ -92,6 +94,13 @@ func simulate(c *cli.Context) (err error) {
 	jobs, err := LoadTrace(c.String("trace"))
 	if err != nil {
 		return err
+	}
+	if g := c.String("group"); g != "" {
+		level, wait, err := parseGroup(g)
+		if err != nil {
+			return fmt.Errorf("--group: %w", err)
+		}
+		SetGroup(jobs, level, wait)
 	}
 	if err := ValidateTrace(&cl, jobs); err != nil {
 		var te *TraceError
@@ -143,6 +152,11 @@ func simulate(c *cli.Context) (err error) {
 	variants := []Variant{{Name: VariantConfigured, Cluster: cl}}
 	if c.Bool("compare") {
 		variants = Variants(cl)
+		if list := c.String("variants"); list != "" {
+			if variants, err = pickVariants(variants, list); err != nil {
+				return err
+			}
+		}
 	}
 	opt.Actions = acts
 	opts := make([]Options, len(variants))

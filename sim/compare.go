@@ -33,6 +33,7 @@ const (
 	VariantNoFair     = "no fair share"
 	VariantReserve    = "all RESERVE"
 	VariantBorrow     = "all LEND_AND_BORROW, no limit"
+	VariantNoTopology = "topology off"
 )
 
 // Variants returns the configurations Compare runs, each the cluster as
@@ -48,7 +49,10 @@ const (
 //   - all RESERVE: every share RESERVE (a static split: no lending, no
 //     borrowing);
 //   - all LEND_AND_BORROW, no limit: every share lends and borrows
-//     without a borrow limit.
+//     without a borrow limit;
+//   - topology off, when a partition has a topology: the core without
+//     the topologies and the jobs without their groups (spans are still
+//     measured with the topology: topology.go).
 func Variants(cl Cluster) []Variant {
 	noBackfill, noFair, reserve, borrow := cl.clone(), cl.clone(), cl.clone(), cl.clone()
 	noBackfill.Sched.Backfill = false
@@ -61,13 +65,19 @@ func Variants(cl Cluster) []Variant {
 	// Costs as measured on the ITP trace (sim-itp.sh): borrowing without
 	// limit preempts and reserves the most; without backfill a pass makes
 	// no reservations.
-	return []Variant{
+	vs := []Variant{
 		{Name: VariantConfigured, Cluster: cl.clone(), Cost: 1},
 		{Name: VariantNoBackfill, Cluster: noBackfill, Cost: 0.5},
 		{Name: VariantNoFair, Cluster: noFair, Cost: 0.8},
 		{Name: VariantReserve, Cluster: reserve, Cost: 0.9},
 		{Name: VariantBorrow, Cluster: borrow, Cost: 1.8},
 	}
+	if cl.hasTopology() {
+		off := cl.clone()
+		off.TopologyOff = true
+		vs = append(vs, Variant{Name: VariantNoTopology, Cluster: off, Cost: 1})
+	}
+	return vs
 }
 
 // Compare runs the trace under each variant, as many at once as there
@@ -155,6 +165,18 @@ func WriteCompare(w io.Writer, results []*Result) error {
 	line("Jain contending, job fits limit", func(r *Result) string { return fmt.Sprintf("%.3f (%d)", r.WindowJainFit, r.JainWindowsFit) })
 	line("useful / bound in share caps", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfBound()) })
 	line("useful / bound on GPUs alone", func(r *Result) string { return fmt.Sprintf("%.1f%%", 100*r.OfGPUBound()) })
+	if len(results) > 0 && results[0].Topology {
+		line("multi-node in one domain", func(r *Result) string {
+			return fmt.Sprintf("%.1f%% (%d)", 100*r.Topo.OneDomainShare(), r.Topo.MultiNode)
+		})
+		line("domains/job p50/p95", func(r *Result) string {
+			return fmt.Sprintf("%d/%d", Percentile(r.Topo.Spans, 50), Percentile(r.Topo.Spans, 95))
+		})
+		line("group jobs in one domain", func(r *Result) string {
+			return fmt.Sprintf("%.1f%% (%d)", 100*r.Topo.GroupOneDomainShare(), r.Topo.GroupStarted)
+		})
+		line("p95 wait group jobs", func(r *Result) string { return FormatDuration(Percentile(r.Topo.GroupWaits, 95)) })
+	}
 	line("preemptions", func(r *Result) string { return fmt.Sprint(r.Totals().Preemptions) })
 	line("lost GPU-h", func(r *Result) string { return gpuHours(r.Totals().LostGPUHours) })
 	line("grace GPU-h", func(r *Result) string { return gpuHours(r.Totals().GraceGPUHours) })
@@ -222,4 +244,26 @@ func WriteCompare(w io.Writer, results []*Result) error {
 		"Jain contending = the same per day over the shares that wanted to borrow (pending at or over quota, under the borrow limit) for half of it,\n"+
 		"mean weighted by GPU-h borrowed (days counted); job fits limit = the same, wanting only while the share's smallest pending job would also start within its borrow limit")
 	return err
+}
+
+// pickVariants keeps the variants list names (comma-separated), in
+// variant order; the first must be "as configured" (the report's).
+func pickVariants(vs []Variant, list string) ([]Variant, error) {
+	want := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []Variant
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+		if want[v.Name] {
+			out = append(out, v)
+			delete(want, v.Name)
+		}
+	}
+	if len(want) > 0 || len(out) == 0 || out[0].Name != VariantConfigured {
+		return nil, fmt.Errorf("--variants %q: name %q first, then any of: %s", list, VariantConfigured, strings.Join(names[1:], ", "))
+	}
+	return out, nil
 }

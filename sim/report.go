@@ -39,6 +39,7 @@ func WriteReport(w io.Writer, r *Result) error {
 		fmt.Fprintf(w, " %s %s (%d jobs);", c.Name, FormatDuration(Percentile(r.SizeWaits[i], 95)), len(r.SizeWaits[i]))
 	}
 	fmt.Fprintln(w)
+	writeTopology(w, r)
 	fmt.Fprintf(w, "Jain's index of borrowed GPU-h / weight over the %d borrowing shares: %.3f; per day over the shares that wanted to borrow for half of it: %.3f (%d days)\n",
 		len(r.Borrowers()), r.BorrowerJain(), r.WindowJain, r.JainWindows)
 	fmt.Fprintln(w)

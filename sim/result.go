@@ -41,6 +41,10 @@ type Result struct {
 	WindowJainFit  float64
 	JainWindowsFit int
 	Usage          *Usage // with Options.Usage
+	// Topology says whether the cluster has a topology; Topo is what was
+	// measured of it (topology.go).
+	Topology bool
+	Topo     topoStats
 }
 
 // SizeClass is a range of job sizes in total GPUs, Min..Max.
@@ -113,7 +117,8 @@ type ShareResult struct {
 
 func newResult(cl *Cluster, jobs []TraceJob, usage bool) *Result {
 	res := &Result{TotalGPUs: cl.TotalGPUs(), Jobs: len(jobs), Shares: make([]ShareResult, len(cl.Sched.Shares)),
-		SizeWaits: make([][]time.Duration, len(SizeClasses)), Bound: ShareCapBound(jobs, cl), GPUBound: WorkConservingBound(jobs, cl)}
+		SizeWaits: make([][]time.Duration, len(SizeClasses)), Bound: ShareCapBound(jobs, cl), GPUBound: WorkConservingBound(jobs, cl),
+		Topology: cl.hasTopology()}
 	for i := range cl.Sched.Shares {
 		s := &cl.Sched.Shares[i]
 		res.Shares[i] = ShareResult{Name: s.Name, Partition: s.Partition, Strategy: s.Strategy, Quota: s.GPUs, BorrowLimit: s.BorrowLimit,

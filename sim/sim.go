@@ -106,6 +106,7 @@ type runner struct {
 	wakeAt    time.Duration // the wake-up event queued (-1: none)
 	ended     int
 	rec       Record
+	meter     *topoMeter // with a topology (Result.Topology)
 }
 
 // Run replays jobs on the cluster through the scheduling core and returns
@@ -121,7 +122,7 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 	if err := ValidateActions(&cl, jobs, opt.Actions); err != nil {
 		return nil, err
 	}
-	core, err := sched.New(cl.Sched)
+	core, err := sched.New(cl.coreConfig())
 	if err != nil {
 		return nil, fmt.Errorf("sim: core: %w", err)
 	}
@@ -145,6 +146,9 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 		r.shareIdx[s.Name] = i
 	}
 	r.res = newResult(&cl, jobs, opt.Usage)
+	if r.res.Topology {
+		r.meter = newTopoMeter(&cl.Sched)
+	}
 	r.fair = newFairWindows(FairnessWindow, r.res.Shares)
 	r.fairFit = newFairWindows(FairnessWindow, r.res.Shares)
 	r.wakeAt = -1
@@ -281,6 +285,7 @@ func (r *runner) apply(e *event) (bool, error) {
 			GPUsPerNode: tj.GPUs,
 			Walltime:    tj.Walltime,
 			Grace:       tj.Grace, // negative: the partition's (sched.DefaultGrace)
+			Topology:    r.cl.topologyRequest(tj),
 		}})
 		if err != nil {
 			return false, fmt.Errorf("sim: t=%s: submit job %s: %w", FormatSeconds(r.now), j.id, err)
@@ -521,6 +526,9 @@ func (r *runner) start(j *simJob, st *sched.Start) {
 	if !j.started {
 		j.started = true
 		j.firstWait = r.now - j.tj.Submit
+		if r.res.Topology {
+			r.res.Topo.record(r.meter, j.tj, st.Allocs)
+		}
 	}
 	r.q.push(event{t: r.now + j.remaining, kind: evFinish, job: r.byID[j.id], gen: j.gen})
 	if r.out == nil {
@@ -636,6 +644,9 @@ func (r *runner) finish() {
 			res.Waits = append(res.Waits, j.firstWait)
 			c := sizeClass(j.gpus)
 			res.SizeWaits[c] = append(res.SizeWaits[c], j.firstWait)
+			if j.tj.Group != "" {
+				res.Topo.GroupWaits = append(res.Topo.GroupWaits, j.firstWait)
+			}
 		}
 		if j.phase == phaseFinished && !j.cancelled {
 			sr.Slowdowns = append(sr.Slowdowns, float64(j.end-j.tj.Submit)/float64(j.tj.Duration))
@@ -650,6 +661,8 @@ func (r *runner) finish() {
 	res.WindowJain, res.JainWindows = r.fair.finish()
 	res.WindowJainFit, res.JainWindowsFit = r.fairFit.finish()
 	slices.Sort(res.Waits)
+	slices.Sort(res.Topo.Spans)
+	slices.Sort(res.Topo.GroupWaits)
 	for _, w := range res.SizeWaits {
 		slices.Sort(w)
 	}

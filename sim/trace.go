@@ -39,6 +39,11 @@ type TraceJob struct {
 	// would run past its walltime is killed by PBS, which the simulator
 	// does not model.
 	Walltime time.Duration
+	// Group is the group column: a topology level all the job's nodes
+	// must share a domain of (qsub -l place=group=LEVEL), required for at
+	// most GroupWait when that is set (LEVEL@SECONDS); "" for none.
+	Group     string
+	GroupWait time.Duration
 }
 
 // TotalGPUs is the job's whole GPU request.
@@ -56,11 +61,12 @@ const (
 	colGrace      = "grace_s"
 	colCheckpoint = "checkpoint_s"
 	colWalltime   = "walltime_s"
+	colGroup      = "group"
 )
 
 var (
 	requiredColumns = []string{colSubmit, colJob, colShare, colPriority, colGPUs, colDuration}
-	optionalColumns = []string{colNodes, colGrace, colCheckpoint, colWalltime}
+	optionalColumns = []string{colNodes, colGrace, colCheckpoint, colWalltime, colGroup}
 )
 
 // Limits on trace values.
@@ -317,6 +323,13 @@ func parseRow(rec []string, idx columnIndex, line int, errs *rowErrors) (TraceJo
 			ErrOutOfRange, FormatSeconds(j.Walltime), FormatSeconds(j.Duration)))
 		j.Walltime = 0
 	}
+	if s := field(colGroup); s != "" {
+		g, w, err := parseGroup(s)
+		if err != nil {
+			bad(colGroup, err)
+		}
+		j.Group, j.GroupWait = g, w
+	}
 	return j, ok
 }
 
@@ -447,6 +460,7 @@ func EncodeTrace(w io.Writer, jobs []TraceJob) error {
 		if j.Walltime > 0 {
 			rec[9] = FormatSeconds(j.Walltime)
 		}
+		rec[10] = formatGroup(j)
 		if err := cw.Write(rec); err != nil {
 			return fmt.Errorf("job %s: %w", j.ID, err)
 		}

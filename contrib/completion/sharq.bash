@@ -208,7 +208,7 @@ _sharq_sharqctl() {
     fi
     if ((COMP_CWORD == 2)); then
         case $cmd in
-            show) COMPREPLY=($(compgen -W "shares nodes config job" -- "$cur")) ;;
+            show) COMPREPLY=($(compgen -W "shares nodes topology config job" -- "$cur")) ;;
             node) COMPREPLY=($(compgen -W "drain resume" -- "$cur")) ;;
             job) COMPREPLY=($(compgen -W "priority hold release" -- "$cur")) ;;
             image) COMPREPLY=($(compgen -W "import" -- "$cur")) ;;
@@ -218,7 +218,7 @@ _sharq_sharqctl() {
         return
     fi
     case $cmd/$sub in
-        show/shares|show/nodes) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
+        show/shares|show/nodes|show/topology) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         report/usage)
             case $prev in
                 --by) COMPREPLY=($(compgen -W "share user partition" -- "$cur")); return ;;

@@ -31,6 +31,8 @@ func (c *Controller) checkCanRun(j *job) *api.Error {
 		why = fmt.Sprintf("%s: partition %s has no %s", chunkWords(r), j.Partition, nodesWords(n))
 	case sched.ReasonQuotaLimit:
 		why = fmt.Sprintf("%d GPUs: more than share %s can ever hold (its quota and what it may borrow)", n*r.GPUsPerNode, j.Share)
+	case sched.ReasonTopologyNoDomain:
+		why = fmt.Sprintf("place=group=%s, %s: no %s of partition %s has %s", r.Group, chunkWords(r), r.Group, j.Partition, nodesWords(n))
 	default:
 		return nil
 	}

@@ -100,6 +100,7 @@ func (j *job) schedJob(cluster string) (sched.Job, error) {
 		Hold:          holdBits(j.Hold),
 		PreferNode:    j.CheckpointNode,
 		Interactive:   j.Interactive,
+		Topology:      topologyRequest(j.Resources),
 	}
 	for _, d := range j.Deps {
 		sj.Deps = append(sj.Deps, sched.Dep{Type: d.Type, On: sched.JobID(d.On)})

@@ -130,6 +130,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 			// Accounted where the configuration declares none: every job
 			// counts at least one CPU, so jobs without GPUs cannot pile up.
 			up.CPUs, up.MemBytes = max(0, inv.CPUs), max(0, inv.MemBytes)
+			up.GPUPeers = nvlinkPeers(inv, gpus)
 		}
 		if err := c.core.Apply(up); err != nil {
 			// What it reports is out of range (a hostile or broken

@@ -25,6 +25,7 @@ func TestJobBytesCountsEveryField(t *testing.T) {
 		"ArrayParent": "subjobs are not charged; their array is",
 		"History":     "at most 200 entries of the controller's own words (job.history)",
 		"Allocs":      "the controller's, while it runs: one per node",
+		"Domains":     "the controller's, in a qstat -f answer only: never stored",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	var walk func(path string, typ reflect.Type, set func(j *api.Job) reflect.Value)

@@ -43,7 +43,7 @@ func recordBound(j *api.Job) (n int, ok bool) {
 	n = recordFixed
 	for _, s := range []string{j.ID, j.Name, j.Owner.User, j.Share, j.Partition, j.Script, j.Shell, j.WorkDir,
 		j.Stdout, j.Stderr, j.Image, j.Join, j.Umask, j.Hold, j.ArrayIndices.Text(), j.ArrayParent, string(j.State), j.Stopping,
-		j.Reason, j.CheckpointNode, string(j.Outcome)} {
+		j.Reason, j.CheckpointNode, string(j.Outcome), j.Resources.Group} {
 		n += str(s)
 	}
 	n += 11 * len(j.Owner.Groups) // a uint32 and its comma
@@ -51,6 +51,9 @@ func recordBound(j *api.Job) (n int, ok bool) {
 		n += str(a) + 1
 	}
 	n += kv(j.Env) + kv(j.Resources.Labels)
+	for _, d := range j.Domains {
+		n += str(d) + 1
+	}
 	for _, d := range j.Deps {
 		n += len(`{"type":,"on":},`) + str(d.Type.String()) + str(d.On)
 	}

@@ -318,6 +318,9 @@ func (c *Controller) statWith(id Identity, f *api.StatFilter, resp *api.Response
 		if e, ok := est[sched.JobID(j.ID)]; ok && !j.finished() && !j.running() {
 			rec.Estimated = &api.Estimated{StartTime: e.Start, Allocs: apiAllocs(e.Allocs)}
 		}
+		if f.Full && j.running() {
+			rec.Domains = c.jobDomains(j)
+		}
 		switch {
 		case f.Summary:
 			buf = api.AppendSummary(buf, &rec)

@@ -188,6 +188,9 @@ func (c *Controller) checkSubmit(id Identity, j *job, pbsPrio *int) *api.Error {
 	if e := c.checkSiteResources(p.Name, r); e != nil {
 		return e
 	}
+	if e := c.checkTopology(p.Name, r); e != nil {
+		return e
+	}
 	submitDefaults(p, r)
 	if e := checkInteractive(p, &j.Job); e != nil {
 		return e

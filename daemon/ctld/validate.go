@@ -126,6 +126,9 @@ func checkSpecStrings(j *api.Job, admin bool) error {
 	if r.Nodes > maxNodes || r.GPUsPerNode > maxPerNodeRes || r.CPUsPerNode > maxPerNodeRes {
 		return fmt.Errorf("resources: at most %d nodes and %d GPUs or CPUs per node", maxNodes, maxPerNodeRes)
 	}
+	if len(r.Group) > maxGroupLen {
+		return fmt.Errorf("place=group: a level name of %d bytes (at most %d)", len(r.Group), maxGroupLen)
+	}
 	if j.ArrayMax > jobid.MaxArraySize {
 		return fmt.Errorf("array %%max %d is above %d", j.ArrayMax, jobid.MaxArraySize)
 	}

@@ -59,7 +59,7 @@ func checkRequest(jb *Job) error {
 	case len(jb.Image) > maxImageLen:
 		return fmt.Errorf("%w: job %s: image of %d bytes (at most %d)", ErrInvalid, jb.ID, len(jb.Image), maxImageLen)
 	}
-	return nil
+	return checkTopologyRequest(jb)
 }
 
 func (s *Scheduler) submitted(e Submitted) error {
@@ -498,6 +498,12 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	}
 	if e.CPUs < 0 || e.CPUs > maxNodeCPUs || e.MemBytes < 0 || e.MemBytes > maxNodeMem {
 		return fmt.Errorf("%w: node %s: %d CPUs, %d bytes of memory (0..%d, 0..%d)", ErrInvalid, e.Node, e.CPUs, e.MemBytes, maxNodeCPUs, maxNodeMem)
+	}
+	if err := checkPeers(e.Node, e.GPUPeers); err != nil {
+		return err
+	}
+	if e.GPUPeers != nil {
+		s.topo.reported[e.Node] = peerSets(e.GPUPeers)
 	}
 	oc, om := n.cpus, n.mem
 	n.up = true

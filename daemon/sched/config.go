@@ -80,7 +80,7 @@ func validate(cfg Config) error {
 		}
 		shares[s.Name] = true
 	}
-	return nil
+	return validateTopologies(cfg)
 }
 
 func cloneConfig(cfg Config) Config {
@@ -88,6 +88,7 @@ func cloneConfig(cfg Config) Config {
 	c.Partitions = append([]Partition(nil), cfg.Partitions...)
 	c.Nodes = append([]Node(nil), cfg.Nodes...)
 	c.Shares = append([]Share(nil), cfg.Shares...)
+	c.Topologies = cloneTopologies(cfg.Topologies)
 	return c
 }
 
@@ -162,6 +163,7 @@ func (s *Scheduler) install(cfg Config) {
 		s.shares = append(s.shares, sh)
 		s.shareByName[sc.Name] = sh
 	}
+	s.installTopology()
 	all := s.sortedJobs()
 	for _, j := range all {
 		j.resv = nil // the nodes they were on are gone; the next pass reserves again

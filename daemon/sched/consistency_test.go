@@ -313,7 +313,7 @@ func (s *Scheduler) reasonsTruthful(plan Plan) error {
 			}
 		case ReasonResources:
 			p := j.share.part
-			if p != nil && j.inReady && !p.accounts && (j.share.reserve() || j.total() <= p.slack() && !slackRaised) && s.fragmented(p, j) {
+			if p != nil && j.inReady && !p.accounts && (j.share.reserve() || j.charge() <= p.slack() && !slackRaised) && s.fragmented(p, j) {
 				return fmt.Errorf("job %s: Resources, but %d GPUs are free for its %d (split across nodes)", j.ID, p.freeAvail, j.total())
 			}
 		}

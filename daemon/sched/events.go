@@ -129,6 +129,9 @@ type NodeUp struct {
 	GPUs     int
 	CPUs     int
 	MemBytes int64
+	// GPUPeers, when set, are the node's NVLink peers per GPU index as its
+	// NVML reported them: they replace the configuration's (nvlink.go).
+	GPUPeers [][]int
 }
 
 // NodeDown marks a node unusable; its running jobs are treated as preempted

@@ -18,6 +18,9 @@ func (s *Scheduler) neverFitsNow(j *job) Reason {
 	if !s.nodesFit(p, j) {
 		return ReasonNeverFits
 	}
+	if r := s.topoNeverFits(p, j); r != ReasonNone {
+		return r
+	}
 	reach := sh.quota()
 	switch bc := sh.borrowCap(); {
 	case bc > 0:

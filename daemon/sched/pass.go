@@ -20,10 +20,11 @@ const (
 type shape struct {
 	nodes, gpus, cpus int
 	mem               int64
-	excl              bool          // place=excl places differently
-	wall              time.Duration // with backfill a shorter job may fit where a longer one did not
-	group             JobID         // its array; a job with labels stands alone
-	user              string        // in a share with per-user rules
+	excl              bool            // place=excl places differently
+	wall              time.Duration   // with backfill a shorter job may fit where a longer one did not
+	group             JobID           // its array; a job with labels stands alone
+	user              string          // in a share with per-user rules
+	topo              TopologyRequest // placed by topology (a bounded wait stands alone: topology.go)
 }
 
 func (s *Scheduler) shapeOf(j *job) shape {
@@ -39,6 +40,9 @@ func (s *Scheduler) shapeOf(j *job) shape {
 		k.group = j.ID
 	case j.sub:
 		k.group = j.parent
+	}
+	if k.topo = j.Topology; k.topo.Wait > 0 {
+		k.group = j.ID // required or not by its own wait
 	}
 	return k
 }
@@ -539,6 +543,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 				// Its reservation stands (fair share: made again at the
 				// start of phase 2, keepSticky).
 				sh.resvB = b
+				if r == ReasonQuota {
+					s.topoClaim(p, sh, j, g)
+				}
 				return false
 			}
 			if s.cfg.Backfill && (p.bresv == nil || !s.cfg.FairShare && seqBefore(j, p.bresv.j)) {
@@ -554,6 +561,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 					}
 					if own {
 						sh.resv = res // it keeps the share's headroom
+					}
+					if r == ReasonQuota {
+						s.topoClaim(p, sh, j, g)
 					}
 					return false
 				}

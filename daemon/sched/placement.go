@@ -14,6 +14,7 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		p.usable--
 		p.capUsable -= n.capCounted
 		n.bucket = -1
+		s.topoCount(n, -1)
 	}
 	n.prof.gen = 0 // its release profile changes with it
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
@@ -45,6 +46,7 @@ func (s *Scheduler) nodeRefresh(n *node) {
 	p.usable++
 	n.capCounted = n.gpus
 	p.capUsable += n.gpus
+	s.topoCount(n, +1)
 }
 
 // place finds nodes for j on free GPUs: for each of its nodes the usable node
@@ -54,6 +56,9 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	g := j.GPUsPerNode
 	if j.Nodes > p.usable {
 		return nil, nil, false
+	}
+	if allocs, nodes, ok, handled := s.placeTopo(p, j); handled {
+		return allocs, nodes, ok
 	}
 	var picked []*node
 	// The node holding its checkpoint first, when it has room.
@@ -87,7 +92,7 @@ func (s *Scheduler) place(p *partition, j *job) ([]Alloc, []*node, bool) {
 	}
 	allocs := make([]Alloc, len(picked))
 	for i, n := range picked {
-		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.avail(n).choose(n.gpus, g)}
+		allocs[i] = Alloc{Node: n.cfg.Name, GPUs: s.chooseGPUs(n, s.avail(n), g)}
 	}
 	return allocs, picked, true
 }
@@ -113,6 +118,9 @@ func (s *Scheduler) holds(n *node, j *job) bool {
 func (s *Scheduler) shortOf(p *partition, j *job) Reason {
 	if j.Exclusive && s.idleShort(p, j) {
 		return ReasonNoIdleNodes
+	}
+	if s.topoWaiting(p, j) {
+		return ReasonTopologyWaiting
 	}
 	if !p.accounts {
 		if s.fragmented(p, j) {

@@ -510,6 +510,13 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		}
 	}
 	sort.Slice(nodes, func(a, b int) bool { return nodes[a].pidx < nodes[b].pidx })
+	if best, required := s.topoSearch(p, j, nodes, byNode, newSearch); best != nil || required {
+		if best == nil {
+			return false, masked
+		}
+		best.forFit = forFit
+		return s.nominate(best), masked
+	}
 	var best *search
 	if se.pickNodes(nodes, byNode) && se.complete() {
 		best = se
@@ -650,7 +657,7 @@ func (s *Scheduler) nominate(se *search) bool {
 				}
 			}
 		}
-		gpus := avail.choose(n.gpus, j.GPUsPerNode)
+		gpus := s.chooseGPUs(n, avail, j.GPUsPerNode)
 		if len(gpus) != j.GPUsPerNode {
 			return false // the search's room and the GPUs disagree: never start short
 		}

@@ -45,6 +45,9 @@ func (w *world) submit() {
 		j.MemPerNode = rapid.SampledFrom([]int64{0, 0, 1, 4}).Draw(t, "jm")
 	}
 	j.Exclusive = rapid.IntRange(0, 5).Draw(t, "excl") == 0
+	if w.topo {
+		j.Topology = w.drawTopoRequest()
+	}
 	if w.burst > 0 {
 		// A contention world: the first borrower's burst of long jobs,
 		// then mostly the other borrowers' jobs.
@@ -516,6 +519,9 @@ func (w *world) reshape(cfg *Config) {
 		cfg.Nodes = append(cfg.Nodes, Node{Name: "qn0", Partition: "q", GPUs: rapid.IntRange(1, 4).Draw(t, "qGPUs")})
 		cfg.Shares = append(cfg.Shares, Share{Name: "qs0", Partition: "q", GPUs: 2, Strategy: LendAndBorrow, BorrowLimit: Unlimited})
 		c.add("reload partition added")
+	}
+	if w.topo {
+		drawTopology(t, cfg, c)
 	}
 }
 

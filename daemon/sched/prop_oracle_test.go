@@ -365,6 +365,7 @@ func (w *world) checkStarts(p Plan, pre map[JobID]pendingEntry, nodesBefore map[
 			}
 			w.cov.add("dep met " + d.Type.String())
 		}
+		w.checkTopoStart(st, e.job)
 		sc, ok := w.shareCfgOK(st.Share)
 		if !ok || st.Share != e.job.Share {
 			t.Fatalf("start %s in share %s (job's %s), not in the configuration\n%s", st.Job, st.Share, e.job.Share, w.dump())
@@ -497,7 +498,7 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 	if j.Hold != 0 {
 		why = append(why, ReasonHeld)
 		if j.Hold&HoldSystem != 0 {
-			why = append(why, ReasonNeverFits, ReasonQuotaLimit)
+			why = append(why, ReasonNeverFits, ReasonQuotaLimit, ReasonTopologyNoDomain)
 		}
 	}
 	depWait := false
@@ -628,6 +629,8 @@ func (w *world) checkReason(id JobID, info JobInfo, nodes map[string]NodeInfo, u
 		if w.s.jobs[id].nom == nil {
 			bad("no nomination")
 		}
+	case ReasonTopologyNoDomain, ReasonTopologyWaiting:
+		w.checkTopoReason(j, r, sc, nodes, bad)
 	}
 }
 

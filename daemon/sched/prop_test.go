@@ -14,6 +14,7 @@ import (
 // side simulated: it exits jobs, finishes preemptions, cancels, takes nodes
 // down and up.
 type world struct {
+	topo   bool // topologies and topology requests (prop_topology_test.go)
 	t      *rapid.T
 	s      *Scheduler
 	cfg    Config // the configuration now
@@ -183,6 +184,9 @@ func (w *world) schedule() Plan {
 	w.coverPlan(p)
 	w.observe(p)
 	w.checkStarts(p, pre, nodesBefore)
+	if w.topo {
+		w.checkTopoHolds()
+	}
 	w.checkWorld()
 	w.check(p)
 	w.checkFairPreemption(p, before)

@@ -35,6 +35,8 @@ const (
 	ReasonInteractivePreempted        // failed: an interactive job was preempted (its session cannot be requeued)
 	ReasonInteractiveNodeLost         // failed: an interactive job lost its node
 	ReasonStartRefused                // failed: a node refused the job itself (its work directory or an output path)
+	ReasonTopologyNoDomain            // it requires a topology level no domain of its partition is big enough for
+	ReasonTopologyWaiting             // it requires one domain: free nodes would hold it, but no domain's do yet
 	numReasons
 )
 
@@ -69,12 +71,16 @@ var reasonNames = [numReasons]string{
 	ReasonInteractivePreempted: "InteractivePreempted",
 	ReasonInteractiveNodeLost:  "InteractiveNodeLost",
 	ReasonStartRefused:         "StartRefused",
+	ReasonTopologyNoDomain:     "TopologyNoDomain",
+	ReasonTopologyWaiting:      "TopologyWaiting",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never
 // start as it is (the core holds such a job with HoldSystem): it names the
 // limit the request passes.
-func (r Reason) NeverFits() bool { return r == ReasonNeverFits || r == ReasonQuotaLimit }
+func (r Reason) NeverFits() bool {
+	return r == ReasonNeverFits || r == ReasonQuotaLimit || r == ReasonTopologyNoDomain
+}
 
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {

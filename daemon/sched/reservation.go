@@ -481,7 +481,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Tim
 	s.unreserve(j)
 	k := j.Nodes
 	best := make([]resvCand, 0, k) // the k earliest, by time then node order
-	for _, n := range p.nodes {
+	for _, n := range s.topoResvNodes(p, j, nb) {
 		if !n.usable() || !n.fitsDeclared(j) {
 			continue
 		}
@@ -509,7 +509,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Tim
 	}
 	start := best[k-1].t
 	sort.Slice(best, func(a, b int) bool { return best[a].n.pidx < best[b].n.pidx })
-	if pref := s.nodeByName[j.PreferNode]; pref != nil && pref.part == p && !containsCand(best, pref) {
+	if pref := s.nodeByName[j.PreferNode]; pref != nil && pref.part == p && !containsCand(best, pref) && !s.topoBound(p, j) {
 		// The node holding its checkpoint instead of the last one, when it
 		// is as early.
 		if t, ok := s.nodeTime(pref, j); ok && pref.usable() && pref.fitsDeclared(j) && !t.After(start) {

@@ -16,6 +16,8 @@ import (
 //	share NAME part=P gpus=N strategy=RESERVE|LEND|LEND_AND_BORROW [borrow=N] [inshare]
 //	      [weight=N] [fair_users] [max_jobs_user=N] [max_gpus_user=N]
 //	scheduler [fair_share] [backfill] [half_life=SECONDS] [fair_preempt] [fair_after=SECONDS]
+//	topology NAME levels=L1,L2 part=P          (P's topology; levels outermost first)
+//	domain NAME topo=T level=L nodes=n1,n2
 //
 // Events (err=unknown_job|unknown_node|duplicate|invalid expects Apply to fail):
 //
@@ -23,6 +25,7 @@ import (
 //	submit ID share=S [user=U] [gpus=N] [nodes=N] [prio=N] [seq=N] [cpus=N] [mem=N] [wall=SECONDS]
 //	       [labels=k:v,k:v] [hold=uos] [begin=T] [deps=afterok:ID,after:ID] [array=0-9:2%3|1,4,7|done%3]
 //	       [prefer=NODE] [excl] [restored] [ran]   (Submitted.Restored, .Ran)
+//	       [group=LEVEL[@SECONDS]|prefer_group=LEVEL]   (Job.Topology)
 //	adopt ID share=S [gpus=N] [nodes=N] [prio=N] [seq=N] on=n1:0-3,n2:4-7 [preempting] [t=T]
 //	cancel ID   exit ID [status=N]   requeue ID   startfail ID [refused]   prio ID N
 //	hold ID uos   release ID uos   alter ID prio=N [begin=T] [deps=...] [wall=SECONDS]
@@ -242,6 +245,20 @@ func scJob(id string, kv map[string]string, seq *uint64) (Job, error) {
 	}
 	j.Walltime = time.Duration(wall) * time.Second
 	j.Interactive = kv["interactive"] == "true"
+	if g, ok := kv["group"]; ok {
+		lv, w, _ := strings.Cut(g, "@")
+		j.Topology = TopologyRequest{Level: lv}
+		if w != "" {
+			n, err := strconv.Atoi(w)
+			if err != nil {
+				return j, fmt.Errorf("bad group wait %q", w)
+			}
+			j.Topology.Wait = time.Duration(n) * time.Second
+		}
+	}
+	if g, ok := kv["prefer_group"]; ok {
+		j.Topology = TopologyRequest{Level: g, Preferred: true}
+	}
 	*seq++
 	sq, err := scInt(kv, "seq", int(*seq))
 	if err != nil || sq < 0 {
@@ -308,7 +325,7 @@ func parseScenario(text string) (*scenario, error) {
 			cfg = draft
 		}
 		switch f[0] {
-		case "partition", "node", "share", "scheduler":
+		case "partition", "node", "share", "scheduler", "topology", "domain":
 			if !inConfig && draft == nil {
 				return nil, fail("%s outside the configuration (use reconfig)", f[0])
 			}
@@ -338,6 +355,24 @@ func parseScenario(text string) (*scenario, error) {
 				return nil, fail("%v", err)
 			}
 			switch f[0] {
+			case "topology":
+				cfg.Topologies = append(cfg.Topologies, Topology{Name: f[1], Levels: strings.Split(kv["levels"], ",")})
+				for i := range cfg.Partitions {
+					if cfg.Partitions[i].Name == kv["part"] {
+						cfg.Partitions[i].Topology = f[1]
+					}
+				}
+			case "domain":
+				k := -1
+				for i := range cfg.Topologies {
+					if cfg.Topologies[i].Name == kv["topo"] {
+						k = i
+					}
+				}
+				if k < 0 {
+					return nil, fail("domain %s: unknown topology %q", f[1], kv["topo"])
+				}
+				cfg.Topologies[k].Domains = append(cfg.Topologies[k].Domains, Domain{Level: kv["level"], Name: f[1], Nodes: strings.Split(kv["nodes"], ",")})
 			case "partition":
 				r, err := scInt(kv, "retries", Unlimited)
 				if err != nil {

@@ -169,11 +169,18 @@ type failKey struct {
 	mem               int64
 	prio              int
 	excl              bool // place=excl: it needed idle nodes
+	// topo is the required topology its search kept to (one domain), if
+	// any: it covers only jobs of the same request without a wait.
+	topo TopologyRequest
 }
 
 // failed is the key of j's failed search, up to priority prio.
 func failed(j *job, prio int) *failKey {
-	return &failKey{j.Nodes, j.GPUsPerNode, j.CPUsPerNode, j.MemPerNode, prio, j.Exclusive}
+	k := &failKey{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode, prio: prio, excl: j.Exclusive}
+	if j.Topology.Level != "" && !j.Topology.Preferred {
+		k.topo = j.Topology
+	}
+	return k
 }
 
 // covers says whether a search for j would fail too: j asks at least as
@@ -181,7 +188,7 @@ func failed(j *job, prio int) *failKey {
 // one that shares its nodes are not comparable: an exclusive job's failure
 // covers only exclusive jobs, and the other way round.
 func (f *failKey) covers(j *job) bool {
-	return f != nil && f.excl == j.Exclusive && j.Nodes >= f.nodes && j.GPUsPerNode >= f.gpus &&
+	return f != nil && f.excl == j.Exclusive && (f.topo == TopologyRequest{} || f.topo == j.Topology && f.topo.Wait == 0) && j.Nodes >= f.nodes && j.GPUsPerNode >= f.gpus &&
 		j.CPUsPerNode >= f.cpus && j.MemPerNode >= f.mem && j.Priority <= f.prio
 }
 

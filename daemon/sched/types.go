@@ -63,6 +63,9 @@ type Config struct {
 	// may preempt for fair share, and how long a job must have run before
 	// it may be preempted for fair share (hysteresis; 0: at once).
 	FairPreemptionAfter time.Duration
+	// Topologies describe the network as nested domains of nodes
+	// (topology.go); a partition names the one its nodes sit in.
+	Topologies []Topology
 }
 
 // DefaultUsageHalfLife is the half-life of usage when Config sets none
@@ -96,6 +99,11 @@ type Partition struct {
 	MaxPreemptGrace time.Duration
 	// DefaultImage is the container image of a job that names none.
 	DefaultImage string
+	// Topology names the Config.Topologies entry the partition's nodes sit
+	// in; "" for none. DefaultTopologyLevel is the level a job that asks
+	// for none is placed by, preferred ("" for none).
+	Topology             string
+	DefaultTopologyLevel string
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.
@@ -108,6 +116,9 @@ type Node struct {
 	// Labels are the node's site resources ([[node]] labels, e.g.
 	// gpu_type = "a100") that jobs may select.
 	Labels map[string]string
+	// GPUPeers lists, per GPU index, the GPUs NVLink joins it to, as the
+	// configuration declares them (nvlink.go); NodeUp's replace them.
+	GPUPeers [][]int
 }
 
 // Share is a team's quota inside a partition, with its own virtual queue.
@@ -231,6 +242,9 @@ type Job struct {
 	// fails (ReasonInteractivePreempted, ReasonInteractiveNodeLost)
 	// instead of going back to the queue.
 	Interactive bool
+	// Topology is its placement by network topology (PBS's
+	// place=group=LEVEL; topology.go).
+	Topology TopologyRequest
 }
 
 // Array describes the subjobs of an array job.

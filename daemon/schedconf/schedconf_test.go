@@ -66,3 +66,41 @@ func TestEveryGoodConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestTopology: the example's topology and the gpu partition's topology
+// keys reach the core, which takes them.
+func TestTopology(t *testing.T) {
+	c, err := conf.Load("../../contrib/examples/cluster.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := schedconf.Config(c)
+	if p := sc.Partitions[0]; p.Topology != "fabric" || p.DefaultTopologyLevel != "rack" {
+		t.Errorf("partition %+v", p)
+	}
+	if len(sc.Topologies) != 1 || len(sc.Topologies[0].Domains) != 5 ||
+		!reflect.DeepEqual(sc.Topologies[0].Domains[2], sched.Domain{Level: "rack", Name: "rack2", Nodes: []string{"gpu05", "gpu06", "gpu07", "gpu08"}}) {
+		t.Errorf("topologies %+v", sc.Topologies)
+	}
+	s, err := sched.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.DomainsOf("gpu", "rack", []string{"gpu01", "gpu16"}); !reflect.DeepEqual(got, []string{"rack1", "rack4"}) {
+		t.Errorf("DomainsOf = %v", got)
+	}
+}
+
+// TestNVLinkGroups: a node's NVLink groups reach the core as each GPU's
+// peers.
+func TestNVLinkGroups(t *testing.T) {
+	c, err := conf.Load("../../contrib/examples/cluster.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := schedconf.Config(c)
+	want := [][]int{{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}, {5, 6, 7}, {4, 6, 7}, {4, 5, 7}, {4, 5, 6}}
+	if !reflect.DeepEqual(sc.Nodes[0].GPUPeers, want) {
+		t.Errorf("gpu01's peers %v, want %v", sc.Nodes[0].GPUPeers, want)
+	}
+}

@@ -203,3 +203,27 @@ func TestDetectWithMock(t *testing.T) {
 		t.Errorf("report = %+v", r)
 	}
 }
+
+// TestDiscoverNVLinkPeers: NVLink pairs go-nvml's mock reports come out
+// of discovery as each GPU's peers (api.GPU.NVLinkPeers), what the
+// controller gives the scheduler; links through an NVSwitch are no peers.
+func TestDiscoverNVLinkPeers(t *testing.T) {
+	sw := "00000000:C0:00.0"
+	// 0-2 and 1-3 joined directly (two links each), 3 also to the switch.
+	s := fakeNode(t, 4, []int{0, 1, 2, 3}, [][]string{
+		{busID(2), busID(2)},
+		{busID(3), busID(3)},
+		{busID(0), busID(0)},
+		{busID(1), busID(1), sw},
+	})
+	gpus, _, err := discover(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{2}, {3}, {0}, {1}}
+	for i, g := range gpus {
+		if got := g.NVLinkPeers(); !slices.Equal(got, want[i]) {
+			t.Errorf("GPU %d (%q): peers %v, want %v", i, g.Topology, got, want[i])
+		}
+	}
+}
