@@ -34,6 +34,12 @@ type Detail struct {
 	Exclusive               bool
 	MPIProcs, OMPThreads    int
 	NodeFailures            int
+	// Group, GroupPreferred and GroupWait are its topology request
+	// (place=group=); Domains are the domains its last run sat in.
+	Group          string
+	GroupPreferred bool
+	GroupWait      time.Duration
+	Domains        []string
 }
 
 // Dep is one dependency: its type as qsub -W depend writes it ("afterok")
@@ -68,9 +74,11 @@ const (
 // Len is the number of bytes of d's strings, which MaxDetailLen bounds.
 func (d *Detail) Len() int {
 	n := len(d.Script) + len(d.Shell) + len(d.WorkDir) + len(d.Stdout) + len(d.Stderr) + len(d.Join) +
-		len(d.Umask) + len(d.Image)
-	for _, a := range d.Command {
-		n += len(a)
+		len(d.Umask) + len(d.Image) + len(d.Group)
+	for _, l := range [][]string{d.Command, d.Domains} {
+		for _, a := range l {
+			n += len(a)
+		}
 	}
 	for _, m := range []map[string]string{d.Env, d.Labels} {
 		for k, v := range m {
@@ -91,7 +99,7 @@ func (d *Detail) Len() int {
 func (d *Detail) validate(id string) error {
 	switch {
 	case len(d.Events) > MaxEvents || len(d.Deps) > MaxDeps || len(d.Env) > MaxEnvVars ||
-		len(d.Command) > MaxArgs || len(d.Labels) > MaxLabels:
+		len(d.Command) > MaxArgs || len(d.Labels) > MaxLabels || len(d.Domains) > MaxArgs:
 		return fmt.Errorf("%w: job %s: %d events, %d dependencies, %d variables, %d arguments, %d labels", ErrInvalid,
 			id, len(d.Events), len(d.Deps), len(d.Env), len(d.Command), len(d.Labels))
 	case d.Len() > MaxDetailLen:
@@ -130,6 +138,10 @@ type detailSpec struct {
 	MPIProcs     int               `json:"mpiprocs,omitempty"`
 	OMPThreads   int               `json:"ompthreads,omitempty"`
 	NodeFailures int               `json:"node_failures,omitempty"`
+	Group        string            `json:"group,omitempty"`
+	GroupPref    bool              `json:"group_preferred,omitempty"`
+	GroupWaitMS  int64             `json:"group_wait_ms,omitempty"`
+	Domains      []string          `json:"domains,omitempty"`
 }
 
 type storedDep struct {
@@ -169,7 +181,8 @@ func (d *Detail) encode() (script, env, deps, events, spec string) {
 		Join: d.Join, Umask: d.Umask, Image: d.Image, GraceMS: d.Grace.Milliseconds(), NotBeforeMS: ms(d.NotBefore),
 		Interactive: d.Interactive, Priority: d.Priority, PBSPriority: d.PBSPriority, ArrayMax: d.ArrayMax,
 		Labels: d.Labels, Exclusive: d.Exclusive, MPIProcs: d.MPIProcs, OMPThreads: d.OMPThreads,
-		NodeFailures: d.NodeFailures}
+		NodeFailures: d.NodeFailures, Group: d.Group, GroupPref: d.GroupPreferred, GroupWaitMS: d.GroupWait.Milliseconds(),
+		Domains: d.Domains}
 	if b, _ := json.Marshal(sp); string(b) != "{}" {
 		spec = string(b)
 	}
@@ -209,6 +222,10 @@ func decodeDetail(script, env, deps, events, spec string) (Detail, error) {
 	d.Interactive, d.Priority, d.PBSPriority, d.ArrayMax = sp.Interactive, sp.Priority, sp.PBSPriority, sp.ArrayMax
 	d.Labels, d.Exclusive, d.MPIProcs, d.OMPThreads = sp.Labels, sp.Exclusive, sp.MPIProcs, sp.OMPThreads
 	d.NodeFailures = sp.NodeFailures
+	d.Group, d.GroupPreferred, d.GroupWait = sp.Group, sp.GroupPref, time.Duration(sp.GroupWaitMS)*time.Millisecond
+	if len(sp.Domains) > 0 {
+		d.Domains = sp.Domains
+	}
 	if len(d.Command) == 0 {
 		d.Command = nil
 	}

@@ -182,6 +182,12 @@ var historyFields = []historyField{
 		func(r *acct.Record, j *api.Job) { j.Resources.Labels = r.Detail.Labels }},
 	same("exclusive", func(j *api.Job) *bool { return &j.Resources.Exclusive }, func(r *acct.Record) *bool { return &r.Detail.Exclusive }),
 	same("mpiprocs", func(j *api.Job) *int { return &j.Resources.MPIProcs }, func(r *acct.Record) *int { return &r.Detail.MPIProcs }),
+	same("group", func(j *api.Job) *string { return &j.Resources.Group }, func(r *acct.Record) *string { return &r.Detail.Group }),
+	same("group_preferred", func(j *api.Job) *bool { return &j.Resources.GroupPreferred }, func(r *acct.Record) *bool { return &r.Detail.GroupPreferred }),
+	same("group_wait", func(j *api.Job) *time.Duration { return &j.Resources.GroupWait }, func(r *acct.Record) *time.Duration { return &r.Detail.GroupWait }),
+	{"domains", // copied: the record is written after the loop goes on
+		func(j *api.Job, r *acct.Record) { r.Detail.Domains = slices.Clone(j.Domains) },
+		func(r *acct.Record, j *api.Job) { j.Domains = slices.Clone(r.Detail.Domains) }},
 	same("ompthreads", func(j *api.Job) *int { return &j.Resources.OMPThreads }, func(r *acct.Record) *int { return &r.Detail.OMPThreads }),
 	same("node failures", func(j *api.Job) *int { return &j.NodeFailures }, func(r *acct.Record) *int { return &r.Detail.NodeFailures }),
 }
