@@ -28,6 +28,9 @@ func validate(cfg Config) error {
 		if p.DefaultWalltime < 0 || p.DefaultWalltime > MaxWalltime {
 			return fmt.Errorf("%w: partition %q: default walltime %v", ErrInvalid, p.Name, p.DefaultWalltime)
 		}
+		if p.NeverFitsFailAfter < 0 || p.NeverFitsFailAfter > maxNeverFitsFailAfter {
+			return fmt.Errorf("%w: partition %q: never fits fail after %v (0..%v)", ErrInvalid, p.Name, p.NeverFitsFailAfter, maxNeverFitsFailAfter)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}

@@ -35,6 +35,7 @@ const (
 	ReasonInteractivePreempted        // failed: an interactive job was preempted (its session cannot be requeued)
 	ReasonInteractiveNodeLost         // failed: an interactive job lost its node
 	ReasonStartRefused                // failed: a node refused the job itself (its work directory or an output path)
+	ReasonNeverFitsTimeLimit          // failed: held as never fitting for its partition's NeverFitsFailAfter
 	numReasons
 )
 
@@ -69,6 +70,7 @@ var reasonNames = [numReasons]string{
 	ReasonInteractivePreempted: "InteractivePreempted",
 	ReasonInteractiveNodeLost:  "InteractiveNodeLost",
 	ReasonStartRefused:         "StartRefused",
+	ReasonNeverFitsTimeLimit:   "NeverFitsTimeLimit",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

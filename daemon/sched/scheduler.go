@@ -141,6 +141,7 @@ func (s *Scheduler) Schedule(now time.Time) Plan {
 		}
 	}
 	for _, p := range s.parts {
+		s.failNeverFits(p)
 		if !p.fairWake.IsZero() && !now.Before(p.fairWake) {
 			// A fair preemption refused for time may be allowed now.
 			p.fairWake, p.dirty = time.Time{}, true
@@ -310,6 +311,9 @@ func (s *Scheduler) NextWake() (t time.Time, ok bool) {
 	for _, p := range s.parts {
 		if !p.fairWake.IsZero() && (!ok || p.fairWake.Before(t)) {
 			t, ok = p.fairWake, true
+		}
+		if at, due := s.neverFitsWake(p); due && (!ok || at.Before(t)) {
+			t, ok = at, true
 		}
 	}
 	return t, ok

@@ -27,6 +27,7 @@ type job struct {
 	metDeps   []Dep         // dependencies dropped as met when it was restored (Submitted.Restored)
 	neverFits bool          // the core set HoldSystem: the request can never fit
 	nfReason  Reason        // why, while neverFits
+	nfSince   time.Time     // since when, while neverFits (NeverFitsFailAfter)
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit

@@ -21,7 +21,8 @@ func Config(c *conf.Config) sched.Config {
 	}
 	for i, p := range c.Partitions {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
-			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime}
+			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime,
+			NeverFitsFailAfter: p.NeverFitsFailAfter}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels}

@@ -19,7 +19,7 @@ func TestConfig(t *testing.T) {
 	}
 	sc := schedconf.Config(c)
 	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true,
-		DefaultWalltime: 12 * time.Hour}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: conf.DefaultStartFailureRetries}}
+		DefaultWalltime: 12 * time.Hour, NeverFitsFailAfter: 48 * time.Hour}, {Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: conf.DefaultStartFailureRetries}}
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
 		t.Errorf("partitions = %+v", sc.Partitions)
 	}
