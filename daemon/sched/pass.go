@@ -395,6 +395,9 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		return false
 	}
 	fitsPool := sh.reserve() || g+rq <= p.slack()
+	if !fitsPool && j.Exclusive && s.startExclSmall(p, sh, j, rq) {
+		return true
+	}
 	wouldDelay := false
 	if fitsPool {
 		allocs, nodes, ok, masked := s.placeBF(p, j, withinQuota)
@@ -474,6 +477,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 			s.reserveExtra(p, sh, j, b)
 		}
 		return false
+	}
+	if j.Exclusive && s.startExclSmall(p, sh, j, s.headroomQ(sh, j)) {
+		return true
 	}
 	b := sh.usage() + g - sh.quota()
 	bc := sh.borrowCap()

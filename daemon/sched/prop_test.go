@@ -54,6 +54,12 @@ type world struct {
 	// shrunkCap: nodes that reported fewer CPUs or less memory at some
 	// time (their running jobs may hold more than they have now).
 	shrunkCap map[string]bool
+	// victims and changes: the needless-victim oracle's record
+	// (prop_victim_test.go).
+	victims     map[JobID]victimRec
+	preStarts   map[JobID][]Alloc // where the victims' preemptors started
+	changes     int
+	victimExits map[JobID]int // victims' exits by preemptor ("": all)
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
@@ -152,6 +158,7 @@ func (w *world) apply(ev Event) error {
 		return err
 	}
 	w.cov.add(eventKind(ev))
+	w.noteChange(ev)
 	w.accepted(ev, before)
 	return nil
 }
@@ -183,6 +190,8 @@ func (w *world) schedule() Plan {
 	w.coverPlan(p)
 	w.observe(p)
 	w.checkStarts(p, pre, nodesBefore)
+	w.checkNeedlessVictims(p)
+	w.noteVictims(p)
 	w.checkWorld()
 	w.check(p)
 	w.checkFairPreemption(p, before)
@@ -296,6 +305,7 @@ func (w *world) step(nodeEvents bool) {
 	case "restart":
 		w.cov.add("restart")
 		w.log = append(w.log, restartMark{})
+		w.changes++
 		w.observe(w.s.plan) // what the old core decided since its last plan; the driver keeps it
 		w.s = restore(w.t, w.s, w.cfg, w.cov)
 		w.o.restarted = true
@@ -480,6 +490,7 @@ func (w *world) reload() {
 		return // a configuration the controller would refuse
 	}
 	w.log = append(w.log, reloadMark{cfg: cfg})
+	w.changes++
 	if err := w.s.Apply(ConfigReplaced{Config: cfg}); err != nil {
 		w.t.Fatalf("reload refused: %v", err)
 	}
@@ -1212,6 +1223,21 @@ func (w *world) nominatedJobs() map[*job]bool {
 func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	t := w.t
 	started := map[string]bool{}
+	lost := map[string]bool{} // a share's jobs requeued, finished or failed in this pass
+	for _, id := range slices.Concat(plan.Requeued, plan.Finished) {
+		if x, ok := w.s.jobs[id]; ok && x.share != nil {
+			lost[x.share.cfg.Name] = true
+		} else {
+			lost[""] = true // gone: whose share is unknown
+		}
+	}
+	for _, f := range plan.Failed {
+		if x, ok := w.s.jobs[f.Job]; ok && x.share != nil {
+			lost[x.share.cfg.Name] = true
+		} else {
+			lost[""] = true
+		}
+	}
 	startedGPUs := map[string]int{} // a share's starts in this pass, before or after the preemption
 	for _, st := range plan.Starts {
 		started[st.Share] = true
@@ -1271,6 +1297,26 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 		after := w.s.cfg.FairPreemptionAfter
 		if j.waitedNow(w.now) < after || w.now.Sub(v.started) < after {
 			t.Fatalf("fair-share preemption of %s (ran %v) for %s (waited %v): under %v\n%s", v.ID, w.now.Sub(v.started), j.ID, j.waitedNow(w.now), after, w.dump())
+		}
+		// A victim preempted before runs after doubled for each earlier
+		// preemption, up to 6 times (issue 30 item 8b).
+		ran := after
+		for range min(v.Preemptions, 6) {
+			ran *= 2
+		}
+		if w.now.Sub(v.started) < ran {
+			t.Fatalf("fair-share preemption of %s, preempted %d times before, after %v of run: under %v\n%s", v.ID, v.Preemptions, w.now.Sub(v.started), ran, w.dump())
+		}
+		// The minimum fair gain (issue 30 item 7): the victim's share
+		// borrowed per weight, before the pass, at least 2% of the
+		// partition's usable GPUs (per the preemptor's weight) more than
+		// the preemptor's share; within the pass the gap only narrows
+		// when the victim's share started nothing and the preemptor's
+		// lost nothing (requeued, finished or failed jobs).
+		vsh := v.share
+		gap := float64(sh.part.capUsable) / 50 / float64(sh.weight())
+		if bv, bp := borrowedPerWeight(vsh, before[vsh.cfg.Name].eff), borrowedPerWeight(sh, before[sh.cfg.Name].usage); !started[vsh.cfg.Name] && !lost[sh.cfg.Name] && !lost[""] && bv < bp+gap {
+			t.Fatalf("fair-share preemption of %s for %s: share %s borrowed %v per weight, %s %v, under the gap %v\n%s", v.ID, j.ID, vsh.cfg.Name, bv, sh.cfg.Name, bp, gap, w.dump())
 		}
 		if r := w.s.retries(v); v.Interactive || r != Unlimited && v.Preemptions+2 > r {
 			t.Fatalf("fair-share preemption of %s: preemptions %d, retries %d\n%s", v.ID, v.Preemptions, r, w.dump())
