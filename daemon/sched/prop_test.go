@@ -60,6 +60,9 @@ type world struct {
 	preStarts   map[JobID][]Alloc // where the victims' preemptors started
 	changes     int
 	victimExits map[JobID]int // victims' exits by preemptor ("": all)
+	// nfSince: when the world first saw each job pending as never
+	// fitting (prop_neverfits_test.go).
+	nfSince map[JobID]nfSeen
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
@@ -72,7 +75,8 @@ func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries,
 		StartFailureRetries: rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "startRetries"),
 		CheckpointsLocal:    rapid.Bool().Draw(t, "ckptLocal"),
-		DefaultWalltime:     time.Duration(rapid.SampledFrom([]int{0, 0, 20}).Draw(t, "defaultWall0")) * time.Second}}}
+		DefaultWalltime:     time.Duration(rapid.SampledFrom([]int{0, 0, 20}).Draw(t, "defaultWall0")) * time.Second,
+		NeverFitsFailAfter:  time.Duration(rapid.SampledFrom([]int{0, 0, 5, 30}).Draw(t, "neverFitsFail")) * time.Second}}}
 	labels := rapid.Bool().Draw(t, "labels")
 	cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
 	cfg.UsageHalfLife = time.Duration(rapid.SampledFrom([]int{0, 60, 600}).Draw(t, "halfLife")) * time.Second
@@ -195,6 +199,7 @@ func (w *world) schedule() Plan {
 	w.checkWorld()
 	w.check(p)
 	w.checkFairPreemption(p, before)
+	w.checkNeverFitsFail(p)
 	w.checkUserLimits()
 	w.checkIdleClaims()
 	if w.walls {
