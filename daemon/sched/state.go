@@ -60,6 +60,9 @@ type arrayState struct {
 	running    []*job // subjobs holding GPUs
 	pendingSub int    // preempted subjobs waiting in the queue
 	allStarted bool
+	// leaving: leavePending is taking the entry out of the queue; the
+	// ends of its waiting subjobs do not end it (its caller does).
+	leaving bool
 }
 
 func (a *arrayState) remaining() int { return len(a.indices) - a.pos }
