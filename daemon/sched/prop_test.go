@@ -1316,11 +1316,14 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 		// borrowed per weight, before the pass, at least 2% of the
 		// partition's usable GPUs (per the preemptor's weight) more than
 		// the preemptor's share; within the pass the gap only narrows
-		// when the victim's share started nothing and the preemptor's
-		// lost nothing (requeued, finished or failed jobs).
+		// when the victim's share started nothing and nominated no
+		// preemptor (either counts in its borrowing when the core
+		// decides, as a preemptor of its own earlier in the pass does)
+		// and the preemptor's lost nothing (requeued, finished or
+		// failed jobs).
 		vsh := v.share
 		gap := float64(sh.part.capUsable) / 50 / float64(sh.weight())
-		if bv, bp := borrowedPerWeight(vsh, before[vsh.cfg.Name].eff), borrowedPerWeight(sh, before[sh.cfg.Name].usage); !started[vsh.cfg.Name] && !lost[sh.cfg.Name] && !lost[""] && bv < bp+gap {
+		if bv, bp := borrowedPerWeight(vsh, before[vsh.cfg.Name].eff), borrowedPerWeight(sh, before[sh.cfg.Name].usage); !started[vsh.cfg.Name] && nominated[vsh.cfg.Name] == 0 && !lost[sh.cfg.Name] && !lost[""] && bv < bp+gap {
 			t.Fatalf("fair-share preemption of %s for %s: share %s borrowed %v per weight, %s %v, under the gap %v\n%s", v.ID, j.ID, vsh.cfg.Name, bv, sh.cfg.Name, bp, gap, w.dump())
 		}
 		if r := w.s.retries(v); v.Interactive || r != Unlimited && v.Preemptions+2 > r {
