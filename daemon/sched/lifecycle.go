@@ -7,6 +7,9 @@ import "time"
 func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
 	s.unreserve(j)
 	sh := j.share
+	if sh != nil && sh.part != nil {
+		sh.part.starts++ // claims may be unmet now (pass.go, recheckClaims)
+	}
 	t := j
 	var parent *job
 	if a := j.arr; a != nil {

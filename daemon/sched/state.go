@@ -133,6 +133,14 @@ type share struct {
 	blockedPrio int       // highest priority of a job blocked in this pass
 	redirty     bool
 	scanned     []*job
+
+	// claimWait: a job of the share waits on other borrowers' claims
+	// (pass.go, tryBorrow), set in the pass numbered claimWaitScan after
+	// claimWaitAt of its partition's starts; a later start may leave
+	// those claims unmet (claim.go).
+	claimWait     bool
+	claimWaitScan uint64
+	claimWaitAt   int
 }
 
 // eff is what the share holds for quota purposes as seen by others (is it
@@ -379,6 +387,7 @@ type partition struct {
 	fairWake  time.Time      // when a fair preemption refused for time may be allowed (zero: none)
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty
+	starts    int            // jobs started since the end of its last pass
 }
 
 // poolCap is how many GPUs non-RESERVE shares may hold together:
