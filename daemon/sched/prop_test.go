@@ -1246,6 +1246,10 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	startedGPUs := map[string]int{} // a share's starts in this pass, before or after the preemption
 	for _, st := range plan.Starts {
 		started[st.Share] = true
+		if x, ok := w.s.jobs[st.Job]; ok && x.gpuN > 0 {
+			startedGPUs[st.Share] += x.gpuN // a place=excl job counts its nodes' GPUs
+			continue
+		}
 		for _, a := range st.Allocs {
 			startedGPUs[st.Share] += len(a.GPUs)
 		}
