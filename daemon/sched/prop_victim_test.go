@@ -142,8 +142,8 @@ func sameAllocs(a, b []Alloc) bool {
 		return false
 	}
 	for n, g := range ka {
-		if !slices.Equal(g, kb[n]) {
-			return false
+		if h, ok := kb[n]; !ok || !slices.Equal(g, h) {
+			return false // a job with no GPU holds its node all the same
 		}
 	}
 	return true
@@ -187,6 +187,9 @@ func TestSameAllocs(t *testing.T) {
 		{[]Alloc{{Node: "n1", GPUs: []int{0}}}, []Alloc{{Node: "n2", GPUs: []int{0}}}, false, false},
 		{[]Alloc{{Node: "n1", GPUs: []int{0, 1}}}, []Alloc{{Node: "n1", GPUs: []int{1, 2}}}, false, true},
 		{[]Alloc{{Node: "n1", GPUs: []int{0}}, {Node: "n2", GPUs: []int{3}}}, []Alloc{{Node: "n2", GPUs: []int{3}}, {Node: "n1", GPUs: []int{0}}}, true, true},
+		// Jobs without GPUs: the node is what they hold.
+		{[]Alloc{{Node: "n0", GPUs: []int{}}}, []Alloc{{Node: "n1"}}, false, false},
+		{[]Alloc{{Node: "n0"}}, []Alloc{{Node: "n0", GPUs: []int{}}}, true, false},
 	}
 	for i, tt := range tests {
 		if got := sameAllocs(tt.a, tt.b); got != tt.same {
