@@ -115,8 +115,13 @@ type Partition struct {
 	// enforced on the node and reservations count with it. Default
 	// MaxWalltime (0: such jobs run without limit and never let a
 	// reservation be computed across their GPUs).
-	DefaultWalltime   time.Duration
-	PreemptionRetries int // policy.Unlimited (-1) = no limit
+	DefaultWalltime time.Duration
+	// NeverFitsFailAfter fails a job the scheduler holds as never
+	// fitting (RequestExceedsLimits, QuotaLimitExceeded) once it has been
+	// held that long; 0 (the default) keeps it held until the
+	// configuration or the job changes.
+	NeverFitsFailAfter time.Duration
+	PreemptionRetries  int // policy.Unlimited (-1) = no limit
 	// NodeFailureRetries limits requeues after losing a node, apart from
 	// preemptions; policy.Unlimited (-1, the default) = no limit.
 	NodeFailureRetries int

@@ -12,7 +12,7 @@ var keys = map[string][]string{
 	"runtime":    {"containerd_socket", "namespace", "client_bin_dir"},
 	"accounting": {"backend", "path", "dsn", "retention", "sample_interval", "users_see_all"},
 	"scheduler":  {"fair_share", "usage_half_life", "backfill", "fair_preemption", "fair_preemption_after"},
-	"partition":  {"name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries", "node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network", "mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime", "default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu", "topology", "default_topology_level"},
+	"partition":  {"name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "never_fits_fail_after", "preemption_retries", "node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network", "mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime", "default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu", "topology", "default_topology_level"},
 	"node":       {"names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root", "labels", "nvlink"},
 	"topology":   {"name", "levels"},
 	"domain":     {"topology", "level", "name", "nodes"},

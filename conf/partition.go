@@ -70,6 +70,13 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("default_walltime", "%v is above %v", d, policy.MaxWalltime)
 			}
 		}
+		if d, ok := t.duration("never_fits_fail_after", 0); ok {
+			if d < 0 || d > policy.MaxNeverFitsFailAfter {
+				t.errf("never_fits_fail_after", "%v is out of range 0s..%v", d, policy.MaxNeverFitsFailAfter)
+			} else {
+				p.NeverFitsFailAfter = d
+			}
+		}
 		if n, ok := t.integer("preemption_retries"); ok {
 			p.PreemptionRetries = n
 			if n < policy.Unlimited {

@@ -27,6 +27,12 @@ func TestSchedulerDefaults(t *testing.T) {
 		{"no limit without max_walltime", "cpu", 0, 0},
 		{"unknown partition", "nope", 0, 0},
 	}
+	if got := full.Partitions[0].NeverFitsFailAfter; got != 48*time.Hour {
+		t.Errorf("never_fits_fail_after of %s = %v, want 48h", full.Partitions[0].Name, got)
+	}
+	if got := c.Partitions[0].NeverFitsFailAfter; got != 0 {
+		t.Errorf("never_fits_fail_after by default = %v, want 0 (held until changed)", got)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := full.JobWalltime(tt.partition, tt.own); got != tt.want {

@@ -43,6 +43,10 @@ const Unlimited = -1
 // expected ends stay far below the core's "never".
 const MaxWalltime = 100 * 365 * 24 * time.Hour
 
+// MaxNeverFitsFailAfter bounds a partition's never_fits_fail_after (the
+// core's Partition.NeverFitsFailAfter).
+const MaxNeverFitsFailAfter = 365 * 24 * time.Hour
+
 // DefaultUsageHalfLife is the half-life of usage when the configuration
 // sets none (Slurm's default PriorityDecayHalfLife).
 const DefaultUsageHalfLife = 7 * 24 * time.Hour

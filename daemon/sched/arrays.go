@@ -71,7 +71,7 @@ func removeJob(list []*job, j *job) []*job {
 // checkArrayDone finishes an array once no index is left to start and no
 // subjob is pending or running.
 func (s *Scheduler) checkArrayDone(p *job) {
-	if p == nil || p.gone || p.arr == nil {
+	if p == nil || p.gone || p.arr == nil || p.arr.leaving {
 		return
 	}
 	a := p.arr

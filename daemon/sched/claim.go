@@ -25,6 +25,12 @@ import "time"
 // bounded: it keeps the share's own queue order, as a within-quota job
 // blocked for room holds its share's later jobs.
 //
+// A claim is decided in a pass, but the jobs it keeps waiting keep their
+// reason until their share is looked at again: a later start (in the same
+// pass, or a pass that looks only at other shares) may leave the claim
+// unmet, so recheckClaims (pass.go) marks such shares for the next pass,
+// and a claimant leaving the queue marks its partition (queueRemove).
+//
 // Cost: one walk over the partition's running jobs in a pass that makes a
 // claim (claimMet computes p.soon once per pass).
 

@@ -34,6 +34,9 @@ func validate(cfg Config) error {
 		if len(p.DefaultImage) > maxImageLen {
 			return fmt.Errorf("%w: partition %q: default image of %d bytes (at most %d)", ErrInvalid, p.Name, len(p.DefaultImage), maxImageLen)
 		}
+		if p.NeverFitsFailAfter < 0 || p.NeverFitsFailAfter > maxNeverFitsFailAfter {
+			return fmt.Errorf("%w: partition %q: never fits fail after %v (0..%v)", ErrInvalid, p.Name, p.NeverFitsFailAfter, maxNeverFitsFailAfter)
+		}
 		parts[p.Name] = true
 	}
 	nodes := map[string]bool{}

@@ -139,3 +139,24 @@ func exclKeeps(nodes []*node) int {
 	}
 	return n
 }
+
+// startExclSmall starts j, an Exclusive job of sh that does not fit its
+// share's quota or the pool as charged before placement (the partition's
+// largest node for each of its nodes), on idle nodes whose own GPUs fit
+// both within its quota (issue 30 item 3): before, it preempted its
+// share's jobs for the quota, or reclaimed borrowed GPUs for the pool, by
+// the largest node's count, and the victims started again on the GPUs
+// they had left once it started on a smaller node. rq is the quota
+// headroom its share keeps for jobs ahead of it. true when it started.
+func (s *Scheduler) startExclSmall(p *partition, sh *share, j *job, rq int) bool {
+	allocs, nodes, ok, _ := s.placeBF(p, j, withinQuota)
+	if !ok {
+		return false
+	}
+	keeps := exclKeeps(nodes)
+	if sh.usage()+rq+keeps > sh.quota() || !sh.reserve() && keeps+rq > p.slack() {
+		return false
+	}
+	s.startPlaced(sh, j, withinQuota, allocs, nodes)
+	return true
+}

@@ -7,6 +7,9 @@ import "time"
 func (s *Scheduler) start(j *job, allocs []Alloc, nodes []*node) {
 	s.unreserve(j)
 	sh := j.share
+	if sh != nil && sh.part != nil {
+		sh.part.starts++ // claims may be unmet now (pass.go, recheckClaims)
+	}
 	t := j
 	var parent *job
 	if a := j.arr; a != nil {
@@ -100,11 +103,16 @@ func (s *Scheduler) leavePending(j *job) {
 			s.indexDropped(j, idx)
 		}
 		a.pos = len(a.indices)
+		// The waiting subjobs go with it; the last one's end must not
+		// end the entry too (checkArrayDone), which its caller fails,
+		// cancels or finishes once.
+		a.leaving = true
 		for _, sj := range s.pendingSubs(j) {
 			s.leavePending(sj)
 			s.plan.Finished = append(s.plan.Finished, sj.ID)
 			s.finish(sj, outcome{started: sj.everStarted, cancelled: true})
 		}
+		a.leaving = false
 	}
 }
 

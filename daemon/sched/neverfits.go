@@ -1,5 +1,11 @@
 package sched
 
+import (
+	"time"
+
+	"github.com/sharq-hpc/sharq/policy"
+)
+
 // neverFitsNow says why j can never start in its share, or ReasonNone:
 // ReasonNeverFits when it asks for more GPUs (or CPUs, memory) per node
 // than any node of the partition has, or more such nodes (with the labels
@@ -93,14 +99,14 @@ func (s *Scheduler) checkNeverFits(j *job, mode nfCheck) {
 			p.neverFits = append(p.neverFits, j)
 		}
 	case nf && mode == holdOrRelease && j.Hold&HoldSystem == 0:
-		j.neverFits, j.nfReason = true, r
+		j.neverFits, j.nfReason, j.nfSince = true, r, time.Time{} // failNeverFits stamps it
 		j.Hold |= HoldSystem
 		s.plan.Holds = append(s.plan.Holds, HoldChange{Job: j.ID, Bit: HoldSystem, Set: true, Reason: r})
 		if p != nil {
 			p.neverFits = append(p.neverFits, j)
 		}
 	case !nf && j.neverFits:
-		j.neverFits = false
+		j.neverFits, j.nfSince = false, time.Time{}
 		j.Hold &^= HoldSystem
 		s.plan.Holds = append(s.plan.Holds, HoldChange{Job: j.ID, Bit: HoldSystem})
 		if p != nil {
@@ -121,6 +127,67 @@ func (s *Scheduler) recheckNeverFits(p *partition) {
 		s.checkNeverFits(j, releaseOnly)
 		s.refresh(j)
 	}
+}
+
+// Failing jobs that never fit (issue 30 item 8c). A job the core holds as
+// never fitting waits until an admin changes the configuration, the owner
+// alters or deletes it. With its partition's NeverFitsFailAfter set, it
+// fails instead once it has been held that long (ReasonNeverFitsTimeLimit),
+// as AWS Batch's job queues cancel a job stuck RUNNABLE for a
+// MISCONFIGURATION reason after their job state time limit. The time counts
+// from the first Schedule call after this core set the hold: a controller
+// restart (or a reload that releases and sets it again) starts it over, so
+// a job is never failed sooner than the setting says. A reload that sets
+// the limit counts it from the next call for the jobs already held.
+
+// maxNeverFitsFailAfter bounds Partition.NeverFitsFailAfter.
+const maxNeverFitsFailAfter = policy.MaxNeverFitsFailAfter
+
+// failNeverFits fails the jobs of p held as never fitting for
+// NeverFitsFailAfter.
+func (s *Scheduler) failNeverFits(p *partition) {
+	limit := p.cfg.NeverFitsFailAfter
+	if limit <= 0 || len(p.neverFits) == 0 {
+		return
+	}
+	for _, j := range append([]*job(nil), p.neverFits...) {
+		if j.gone || j.state != Pending || !j.neverFits {
+			p.neverFits = removeJob(p.neverFits, j)
+			continue
+		}
+		if j.nfSince.IsZero() {
+			// Held since the last call: the time counts from this one,
+			// which comes no sooner than the event that held it.
+			j.nfSince = s.now
+		}
+		if s.now.Before(j.nfSince.Add(limit)) {
+			continue
+		}
+		p.neverFits = removeJob(p.neverFits, j)
+		j.neverFits, j.nfSince = false, time.Time{}
+		j.Hold &^= HoldSystem
+		s.failPending(j, ReasonNeverFitsTimeLimit)
+	}
+}
+
+// neverFitsWake is when the first job of p held as never fitting is due
+// to fail; false when none is.
+func (s *Scheduler) neverFitsWake(p *partition) (time.Time, bool) {
+	limit := p.cfg.NeverFitsFailAfter
+	var t time.Time
+	ok := false
+	if limit <= 0 {
+		return t, false
+	}
+	for _, j := range p.neverFits {
+		if j.gone || j.state != Pending || !j.neverFits || j.nfSince.IsZero() {
+			continue
+		}
+		if at := j.nfSince.Add(limit); !ok || at.Before(t) {
+			t, ok = at, true
+		}
+	}
+	return t, ok
 }
 
 func containsJob(list []*job, j *job) bool {

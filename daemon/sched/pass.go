@@ -96,9 +96,11 @@ func (s *Scheduler) pass(p *partition) {
 		sh.inScan = true
 		sh.resvQ, sh.resvB = 0, 0
 		sh.claimJ, sh.claimQ = nil, 0
+		sh.claimWait = false
 		scan = append(scan, sh)
 	}
 	if len(scan) == 0 {
+		s.recheckClaims(p)
 		return
 	}
 	// Each pass is its own scan (a Schedule call may pass over a
@@ -211,6 +213,28 @@ func (s *Scheduler) pass(p *partition) {
 			}
 		}
 	}
+	s.recheckClaims(p)
+}
+
+// recheckClaims marks for the next pass the shares of p whose job waits
+// on other borrowers' claims when a job of p started after that wait was
+// decided (later in the same pass, or since: a pass that did not look at
+// the share, a nominated job's start): the start took idle GPUs, so a
+// claim that kept the job waiting may no longer be met within claimWindow
+// (claim.go), or was made by a share that pass did not look at. Without
+// it the job kept its FairShare or Priority beside idle lendable GPUs
+// until some other change looked at its share.
+func (s *Scheduler) recheckClaims(p *partition) {
+	if p.starts == 0 {
+		return
+	}
+	for _, sh := range p.shares {
+		if sh.claimWait && (sh.claimWaitScan != s.scanSeq || p.starts > sh.claimWaitAt) {
+			sh.claimWait = false
+			s.markDirty(sh)
+		}
+	}
+	p.starts = 0
 }
 
 // examined notes that a pass looked at j without starting it.
@@ -399,6 +423,9 @@ func (s *Scheduler) tryWithin(p *partition, sh *share, j *job) bool {
 		return false
 	}
 	fitsPool := sh.reserve() || g+rq <= p.slack()
+	if !fitsPool && j.Exclusive && s.startExclSmall(p, sh, j, rq) {
+		return true
+	}
 	wouldDelay := false
 	if fitsPool {
 		allocs, nodes, ok, masked := s.placeBF(p, j, withinQuota)
@@ -479,6 +506,9 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 		}
 		return false
 	}
+	if j.Exclusive && s.startExclSmall(p, sh, j, s.headroomQ(sh, j)) {
+		return true
+	}
 	b := sh.usage() + g - sh.quota()
 	bc := sh.borrowCap()
 	var r Reason
@@ -507,6 +537,7 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 		if s.cfg.FairShare {
 			r = ReasonFairShare
 		}
+		sh.claimWait, sh.claimWaitScan, sh.claimWaitAt = true, s.scanSeq, p.starts
 		s.blocked(sh, j, r)
 		return false
 	default:

@@ -52,8 +52,12 @@ import "sort"
 // frees them all at once), each of the first maxSeeds candidates that
 // spans several nodes also seeds such a search with it taken, and the
 // cheapest whole victim set (the same cost, over all nodes) wins. More victims are then added in victim order only if the
-// quota or pool rules need them, and a last put-back pass in reverse order
-// drops every victim the result does not need. All or nothing.
+// quota or pool rules need them, and put-back passes in reverse order, repeated
+// while one drops a victim, drop every victim the result does not need. When
+// the result of a reclaim with in-share preemption mixes other shares' jobs
+// and the share's own (taken for the quota rule), a search among its own
+// jobs alone is tried too, and the cheaper set wins. An Exclusive job
+// counts the GPUs of its chosen nodes (search.charge). All or nothing.
 //
 // The chosen GPUs (free, spare and the victims') are nominated for the job:
 // nobody else gets them, and the job starts once every victim has exited
@@ -351,6 +355,18 @@ func (se *search) chosenFit() bool {
 	return true
 }
 
+// charge is what the preemptor counts for the quota and pool rules and
+// its nomination: for an Exclusive job whose nodes are chosen, their GPUs
+// (issue 30 item 3: counting the partition's largest node, job.charge,
+// took victims for GPUs it would never hold, which then started again on
+// the GPUs they had left); otherwise job.charge.
+func (se *search) charge() int {
+	if j := se.j; j.Exclusive && len(se.chosen) == j.Nodes {
+		return exclKeeps(se.chosen)
+	}
+	return se.j.charge()
+}
+
 // finalOK checks the quota and pool rules for the current selection.
 func (se *search) finalOK() bool {
 	inV, nonRV, cross := 0, 0, false
@@ -365,7 +381,7 @@ func (se *search) finalOK() bool {
 			nonRV += v.gpuN
 		}
 	}
-	g := se.j.charge()
+	g := se.charge()
 	sh, p := se.sh, se.p
 	e, q := sh.usage()+g-inV, sh.quota()
 	if cross && e > q && !se.fair() {
@@ -465,10 +481,51 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		}
 		return x.ID < y.ID
 	})
-	newSearch := func() *search {
-		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}, mode: mode, final: final, keepOff: fair && masked}
+	best, forFit := s.searchVictims(p, sh, j, mode, cands, final, fair && masked)
+	if best != nil && mode == searchInShareReclaim && best.mixed() {
+		// Issue 30 item 3: the cheapest node took another share's job,
+		// and the reclaim rule then asked for the share's own jobs to
+		// bring it within its quota; its own jobs alone, on another
+		// node, may cost less (found by the needless-victim oracle: the
+		// other share's job started again at once on the GPUs it left).
+		var own []*job
+		for _, v := range cands {
+			if v.share == sh {
+				own = append(own, v)
+			}
+		}
+		if alt, _ := s.searchVictims(p, sh, j, mode, own, final, false); alt != nil && alt.setCost().less(best.setCost()) {
+			best = alt
+		}
 	}
+	if best == nil {
+		return false, masked
+	}
+	best.forFit = best.forFit || forFit
+	return s.nominate(best), masked
+}
 
+// mixed says whether the search took victims of other shares and of the
+// preemptor's own share.
+func (se *search) mixed() bool {
+	own, other := false, false
+	for _, i := range se.sel {
+		if se.cands[i].share == se.sh {
+			own = true
+		} else {
+			other = true
+		}
+	}
+	return own && other
+}
+
+// searchVictims is preempt's search over cands (sorted in victim order):
+// the cheapest complete victim set, or nil; forFit says whether free GPUs
+// held j in total (its nomination is for a fit).
+func (s *Scheduler) searchVictims(p *partition, sh *share, j *job, mode searchMode, cands []*job, final float64, keepOff bool) (best *search, forFit bool) {
+	newSearch := func() *search {
+		return &search{s: s, p: p, sh: sh, j: j, cands: cands, taken: make([]bool, len(cands)), by: map[*share]int{}, mode: mode, final: final, keepOff: keepOff}
+	}
 	// Candidates per node, in victim order.
 	byNode := map[*node][]int{}
 	for i, v := range cands {
@@ -483,13 +540,13 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		// Free GPUs hold the job; only the pool rule asks for victims.
 		se.chosen = nodes
 		if !se.complete() {
-			return false, masked
+			return nil, false
 		}
-		return s.nominate(se), masked
+		return se, false
 	}
 	// Fragmentation (issue 13 item 7): the victims are needed only
 	// because the free GPUs are split across nodes.
-	forFit := s.freeFor(p) >= j.total()
+	forFit = s.freeFor(p) >= j.total()
 	var nodes []*node
 	if j.Nodes == 1 {
 		for n := range byNode {
@@ -510,14 +567,12 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		}
 	}
 	sort.Slice(nodes, func(a, b int) bool { return nodes[a].pidx < nodes[b].pidx })
-	if best, required := s.topoSearch(p, j, nodes, byNode, newSearch); best != nil || required {
-		if best == nil {
-			return false, masked
+	if tbest, required := s.topoSearch(p, j, nodes, byNode, newSearch); tbest != nil || required {
+		if tbest != nil {
+			tbest.forFit = forFit
 		}
-		best.forFit = forFit
-		return s.nominate(best), masked
+		return tbest, forFit
 	}
-	var best *search
 	if se.pickNodes(nodes, byNode) && se.complete() {
 		best = se
 	}
@@ -543,11 +598,10 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 			}
 		}
 	}
-	if best == nil {
-		return false, masked
+	if best != nil {
+		best.forFit = forFit
 	}
-	best.forFit = forFit
-	return s.nominate(best), masked
+	return best, forFit
 }
 
 // maxSeeds bounds the extra searches of a multi-node preemptor (one per
@@ -605,7 +659,8 @@ func (se *search) costOf(sel []int) cost {
 
 // complete adds victims the quota and pool rules need, in victim order,
 // then puts back, in reverse order, every victim the result does not
-// need; false when the rules cannot be met.
+// need, round after round until none can go; false when the rules cannot
+// be met.
 func (se *search) complete() bool {
 	cands := se.cands
 	// Quota and pool rules.
@@ -623,16 +678,26 @@ func (se *search) complete() bool {
 			return false
 		}
 	}
-	// Put back every victim not needed, in reverse order.
-	for k := len(se.sel) - 1; k >= 0; k-- {
-		i := se.sel[k]
-		se.untake(i)
-		se.sel = append(se.sel[:k], se.sel[k+1:]...)
-		if se.chosenFit() && se.finalOK() {
-			continue
+	// Put back every victim not needed, in reverse order, and again while
+	// a round puts one back: a victim put back late may have been what
+	// made earlier ones needed (issue 30 item 3: another share's job taken
+	// for room made the reclaim rule ask for the share's own jobs to bring
+	// it within its quota; once that job was put back the share could end
+	// over its quota, borrowing, but its own jobs stayed victims and
+	// started again at once on the GPUs they had left).
+	for again := true; again; {
+		again = false
+		for k := len(se.sel) - 1; k >= 0; k-- {
+			i := se.sel[k]
+			se.untake(i)
+			se.sel = append(se.sel[:k], se.sel[k+1:]...)
+			if se.chosenFit() && se.finalOK() {
+				again = true
+				continue
+			}
+			se.take(i)
+			se.sel = append(se.sel[:k], append([]int{i}, se.sel[k:]...)...)
 		}
-		se.take(i)
-		se.sel = append(se.sel[:k], append([]int{i}, se.sel[k:]...)...)
 	}
 	return true
 }
@@ -708,7 +773,7 @@ func (s *Scheduler) nominate(se *search) bool {
 	for _, n := range nm.nodes {
 		s.nodeRefresh(n)
 	}
-	nm.charge = j.charge()
+	nm.charge = se.charge()
 	s.shareAdd(sh, shareDelta{nom: nm.charge})
 	s.userAdd(j, +1, nm.charge, userNominated)
 	j.nom = nm

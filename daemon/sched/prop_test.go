@@ -55,6 +55,15 @@ type world struct {
 	// shrunkCap: nodes that reported fewer CPUs or less memory at some
 	// time (their running jobs may hold more than they have now).
 	shrunkCap map[string]bool
+	// victims and changes: the needless-victim oracle's record
+	// (prop_victim_test.go).
+	victims     map[JobID]victimRec
+	preStarts   map[JobID][]Alloc // where the victims' preemptors started
+	changes     int
+	victimExits map[JobID]int // victims' exits by preemptor ("": all)
+	// nfSince: when the world first saw each job pending as never
+	// fitting (prop_neverfits_test.go).
+	nfSince map[JobID]nfSeen
 }
 
 // genConfig draws a configuration; with cpus, nodes may account CPUs and
@@ -67,7 +76,8 @@ func genConfig(t *rapid.T, cpus, contend bool) (Config, bool) {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: retries, NodeFailureRetries: nodeRetries,
 		StartFailureRetries: rapid.SampledFrom([]int{Unlimited, 0, 1}).Draw(t, "startRetries"),
 		CheckpointsLocal:    rapid.Bool().Draw(t, "ckptLocal"),
-		DefaultWalltime:     time.Duration(rapid.SampledFrom([]int{0, 0, 20}).Draw(t, "defaultWall0")) * time.Second}}}
+		DefaultWalltime:     time.Duration(rapid.SampledFrom([]int{0, 0, 20}).Draw(t, "defaultWall0")) * time.Second,
+		NeverFitsFailAfter:  time.Duration(rapid.SampledFrom([]int{0, 0, 5, 30}).Draw(t, "neverFitsFail")) * time.Second}}}
 	labels := rapid.Bool().Draw(t, "labels")
 	cfg.FairShare = rapid.Bool().Draw(t, "fairShare")
 	cfg.UsageHalfLife = time.Duration(rapid.SampledFrom([]int{0, 60, 600}).Draw(t, "halfLife")) * time.Second
@@ -153,6 +163,7 @@ func (w *world) apply(ev Event) error {
 		return err
 	}
 	w.cov.add(eventKind(ev))
+	w.noteChange(ev)
 	w.accepted(ev, before)
 	return nil
 }
@@ -187,9 +198,12 @@ func (w *world) schedule() Plan {
 	if w.topo {
 		w.checkTopoHolds()
 	}
+	w.checkNeedlessVictims(p)
+	w.noteVictims(p)
 	w.checkWorld()
 	w.check(p)
 	w.checkFairPreemption(p, before)
+	w.checkNeverFitsFail(p)
 	w.checkUserLimits()
 	w.checkIdleClaims()
 	if w.walls {
@@ -300,6 +314,7 @@ func (w *world) step(nodeEvents bool) {
 	case "restart":
 		w.cov.add("restart")
 		w.log = append(w.log, restartMark{})
+		w.changes++
 		w.observe(w.s.plan) // what the old core decided since its last plan; the driver keeps it
 		w.s = restore(w.t, w.s, w.cfg, w.cov)
 		w.o.restarted = true
@@ -484,6 +499,7 @@ func (w *world) reload() {
 		return // a configuration the controller would refuse
 	}
 	w.log = append(w.log, reloadMark{cfg: cfg})
+	w.changes++
 	if err := w.s.Apply(ConfigReplaced{Config: cfg}); err != nil {
 		w.t.Fatalf("reload refused: %v", err)
 	}
@@ -1216,9 +1232,32 @@ func (w *world) nominatedJobs() map[*job]bool {
 func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 	t := w.t
 	started := map[string]bool{}
+	lost := map[string]bool{} // a share's jobs requeued, finished or failed in this pass
+	ids := slices.Clone(plan.Finished)
+	for _, r := range plan.Requeued {
+		ids = append(ids, r.Job)
+	}
+	for _, id := range ids {
+		if x, ok := w.s.jobs[id]; ok && x.share != nil {
+			lost[x.share.cfg.Name] = true
+		} else {
+			lost[""] = true // gone: whose share is unknown
+		}
+	}
+	for _, f := range plan.Failed {
+		if x, ok := w.s.jobs[f.Job]; ok && x.share != nil {
+			lost[x.share.cfg.Name] = true
+		} else {
+			lost[""] = true
+		}
+	}
 	startedGPUs := map[string]int{} // a share's starts in this pass, before or after the preemption
 	for _, st := range plan.Starts {
 		started[st.Share] = true
+		if x, ok := w.s.jobs[st.Job]; ok && x.gpuN > 0 {
+			startedGPUs[st.Share] += x.gpuN // a place=excl job counts its nodes' GPUs
+			continue
+		}
 		for _, a := range st.Allocs {
 			startedGPUs[st.Share] += len(a.GPUs)
 		}
@@ -1275,6 +1314,29 @@ func (w *world) checkFairPreemption(plan Plan, before map[string]shareHold) {
 		after := w.s.cfg.FairPreemptionAfter
 		if j.waitedNow(w.now) < after || w.now.Sub(v.started) < after {
 			t.Fatalf("fair-share preemption of %s (ran %v) for %s (waited %v): under %v\n%s", v.ID, w.now.Sub(v.started), j.ID, j.waitedNow(w.now), after, w.dump())
+		}
+		// A victim preempted before runs after doubled for each earlier
+		// preemption, up to 6 times (issue 30 item 8b).
+		ran := after
+		for range min(v.Preemptions, 6) {
+			ran *= 2
+		}
+		if w.now.Sub(v.started) < ran {
+			t.Fatalf("fair-share preemption of %s, preempted %d times before, after %v of run: under %v\n%s", v.ID, v.Preemptions, w.now.Sub(v.started), ran, w.dump())
+		}
+		// The minimum fair gain (issue 30 item 7): the victim's share
+		// borrowed per weight, before the pass, at least 2% of the
+		// partition's usable GPUs (per the preemptor's weight) more than
+		// the preemptor's share; within the pass the gap only narrows
+		// when the victim's share started nothing and nominated no
+		// preemptor (either counts in its borrowing when the core
+		// decides, as a preemptor of its own earlier in the pass does)
+		// and the preemptor's lost nothing (requeued, finished or
+		// failed jobs).
+		vsh := v.share
+		gap := float64(sh.part.capUsable) / 50 / float64(sh.weight())
+		if bv, bp := borrowedPerWeight(vsh, before[vsh.cfg.Name].eff), borrowedPerWeight(sh, before[sh.cfg.Name].usage); !started[vsh.cfg.Name] && nominated[vsh.cfg.Name] == 0 && !lost[sh.cfg.Name] && !lost[""] && bv < bp+gap {
+			t.Fatalf("fair-share preemption of %s for %s: share %s borrowed %v per weight, %s %v, under the gap %v\n%s", v.ID, j.ID, vsh.cfg.Name, bv, sh.cfg.Name, bp, gap, w.dump())
 		}
 		if r := w.s.retries(v); v.Interactive || r != Unlimited && v.Preemptions+2 > r {
 			t.Fatalf("fair-share preemption of %s: preemptions %d, retries %d\n%s", v.ID, v.Preemptions, r, w.dump())

@@ -37,6 +37,7 @@ const (
 	ReasonStartRefused                // failed: a node refused the job itself (its work directory or an output path)
 	ReasonTopologyNoDomain            // it requires a topology level no domain of its partition is big enough for
 	ReasonTopologyWaiting             // it requires one domain: free nodes would hold it, but no domain's do yet
+	ReasonNeverFitsTimeLimit          // failed: held as never fitting for its partition's NeverFitsFailAfter
 	numReasons
 )
 
@@ -73,6 +74,7 @@ var reasonNames = [numReasons]string{
 	ReasonStartRefused:         "StartRefused",
 	ReasonTopologyNoDomain:     "TopologyNoDomain",
 	ReasonTopologyWaiting:      "TopologyWaiting",
+	ReasonNeverFitsTimeLimit:   "NeverFitsTimeLimit",
 }
 
 // NeverFits says whether r is one of the reasons of a request that can never

@@ -390,8 +390,13 @@ func parseScenario(text string) (*scenario, error) {
 				if err != nil {
 					return nil, fail("%v", err)
 				}
+				nf, err := scInt(kv, "never_fits_fail", 0)
+				if err != nil {
+					return nil, fail("%v", err)
+				}
 				cfg.Partitions = append(cfg.Partitions, Partition{Name: f[1], PreemptionRetries: r, NodeFailureRetries: nr, StartFailureRetries: sr,
-					CheckpointsLocal: kv["ckpt_local"] == "true", DefaultWalltime: time.Duration(w) * time.Second})
+					CheckpointsLocal: kv["ckpt_local"] == "true", DefaultWalltime: time.Duration(w) * time.Second,
+					NeverFitsFailAfter: time.Duration(nf) * time.Second})
 			case "node":
 				g, err1 := scInt(kv, "gpus", 0)
 				c, err2 := scInt(kv, "cpus", 0)

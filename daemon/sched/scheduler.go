@@ -142,6 +142,7 @@ func (s *Scheduler) Schedule(now time.Time) Plan {
 		}
 	}
 	for _, p := range s.parts {
+		s.failNeverFits(p)
 		if !p.fairWake.IsZero() && !now.Before(p.fairWake) {
 			// A fair preemption refused for time may be allowed now.
 			p.fairWake, p.dirty = time.Time{}, true
@@ -262,7 +263,22 @@ func (s *Scheduler) markDirty(sh *share) {
 	}
 }
 
+// queueRemove takes a pending entry out of its share's queue (and drops
+// its reservation). Outside a pass, what the entry held back is looked at
+// again in the next one: its share's later jobs (a blocked job stops its
+// share's pass), and, when it reserved GPUs or had to borrow (its claim
+// on the partition's lendable GPUs keeps other shares' borrowers waiting
+// with Priority), every share of its partition. A pass decides the same
+// again for what it takes out itself.
 func (s *Scheduler) queueRemove(j *job) {
+	if !s.inPass && (j.inReady || j.resv != nil) {
+		if sh := j.share; sh != nil {
+			s.markDirty(sh)
+			if sh.part != nil && (j.resv != nil || sh.usage()+j.charge() > sh.quota()) {
+				sh.part.dirty = true
+			}
+		}
+	}
 	s.unreserve(j)
 	if !j.inReady {
 		return
@@ -311,6 +327,9 @@ func (s *Scheduler) NextWake() (t time.Time, ok bool) {
 	for _, p := range s.parts {
 		if !p.fairWake.IsZero() && (!ok || p.fairWake.Before(t)) {
 			t, ok = p.fairWake, true
+		}
+		if at, due := s.neverFitsWake(p); due && (!ok || at.Before(t)) {
+			t, ok = at, true
 		}
 	}
 	return t, ok

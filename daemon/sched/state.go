@@ -27,6 +27,7 @@ type job struct {
 	metDeps   []Dep         // dependencies dropped as met when it was restored (Submitted.Restored)
 	neverFits bool          // the core set HoldSystem: the request can never fit
 	nfReason  Reason        // why, while neverFits
+	nfSince   time.Time     // since when, while neverFits (NeverFitsFailAfter)
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
@@ -59,6 +60,9 @@ type arrayState struct {
 	running    []*job // subjobs holding GPUs
 	pendingSub int    // preempted subjobs waiting in the queue
 	allStarted bool
+	// leaving: leavePending is taking the entry out of the queue; the
+	// ends of its waiting subjobs do not end it (its caller does).
+	leaving bool
 }
 
 func (a *arrayState) remaining() int { return len(a.indices) - a.pos }
@@ -129,6 +133,14 @@ type share struct {
 	blockedPrio int       // highest priority of a job blocked in this pass
 	redirty     bool
 	scanned     []*job
+
+	// claimWait: a job of the share waits on other borrowers' claims
+	// (pass.go, tryBorrow), set in the pass numbered claimWaitScan after
+	// claimWaitAt of its partition's starts; a later start may leave
+	// those claims unmet (claim.go).
+	claimWait     bool
+	claimWaitScan uint64
+	claimWaitAt   int
 }
 
 // eff is what the share holds for quota purposes as seen by others (is it
@@ -382,6 +394,7 @@ type partition struct {
 	fairWake  time.Time      // when a fair preemption refused for time may be allowed (zero: none)
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty
+	starts    int            // jobs started since the end of its last pass
 }
 
 // poolCap is how many GPUs non-RESERVE shares may hold together:

@@ -104,6 +104,12 @@ type Partition struct {
 	// for none is placed by, preferred ("" for none).
 	Topology             string
 	DefaultTopologyLevel string
+	// NeverFitsFailAfter is how long a job the core holds as never
+	// fitting (RequestExceedsLimits, QuotaLimitExceeded) stays held
+	// before it fails with ReasonNeverFitsTimeLimit (AWS Batch's job state
+	// time limit for MISCONFIGURATION reasons); 0 = held until the
+	// configuration or the job changes, or it is deleted.
+	NeverFitsFailAfter time.Duration
 }
 
 // Node is a schedulable machine. A node belongs to exactly one partition.

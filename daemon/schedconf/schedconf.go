@@ -23,7 +23,8 @@ func Config(c *conf.Config) sched.Config {
 		sc.Partitions[i] = sched.Partition{Name: p.Name, PreemptionRetries: p.PreemptionRetries, NodeFailureRetries: p.NodeFailureRetries,
 			StartFailureRetries: p.StartFailureRetries, CheckpointsLocal: p.CheckpointsLocal, DefaultWalltime: p.DefaultWalltime,
 			PreemptGrace: p.PreemptGrace, MaxPreemptGrace: p.MaxPreemptGrace, DefaultImage: p.DefaultImage,
-			Topology: p.Topology, DefaultTopologyLevel: p.DefaultTopologyLevel}
+			Topology: p.Topology, DefaultTopologyLevel: p.DefaultTopologyLevel,
+			NeverFitsFailAfter: p.NeverFitsFailAfter}
 	}
 	for i, n := range c.Nodes {
 		sc.Nodes[i] = sched.Node{Name: n.Name, Partition: n.Partition, GPUs: n.GPUs, CPUs: n.CPUs, MemBytes: n.MemBytes, Labels: n.Labels,

@@ -19,7 +19,7 @@ func TestConfig(t *testing.T) {
 	}
 	sc := schedconf.Config(c)
 	wantP := []sched.Partition{{Name: "a100", PreemptionRetries: 2, NodeFailureRetries: 3, StartFailureRetries: 5, CheckpointsLocal: true,
-		DefaultWalltime: 12 * time.Hour, PreemptGrace: time.Minute, MaxPreemptGrace: conf.DefaultMaxPreemptGrace, DefaultImage: "reg.example/img:1"},
+		DefaultWalltime: 12 * time.Hour, PreemptGrace: time.Minute, MaxPreemptGrace: conf.DefaultMaxPreemptGrace, DefaultImage: "reg.example/img:1", NeverFitsFailAfter: 48 * time.Hour},
 		{Name: "cpu", PreemptionRetries: -1, NodeFailureRetries: -1, StartFailureRetries: conf.DefaultStartFailureRetries,
 			PreemptGrace: conf.DefaultPreemptGrace, MaxPreemptGrace: conf.DefaultMaxPreemptGrace, DefaultImage: "host"}}
 	if !reflect.DeepEqual(sc.Partitions, wantP) {
