@@ -47,6 +47,10 @@ type NodeMsg struct {
 	// while the node is drained for its runtime (RuntimeFailing) clears
 	// the drain.
 	SelfTests uint64 `json:"self_tests,omitempty"`
+	// GPUFaults (hello, heartbeat) are the GPUs the node daemon found
+	// sick (api/gpuhealth.go), one entry per GPU and kind; none: all
+	// healthy, or a daemon that does not watch them.
+	GPUFaults []GPUFault `json:"gpu_faults,omitempty"`
 	// Unlisted (hello): the node could not list its containers, so Running
 	// says nothing; the controller keeps the runs it believes are there.
 	// The node says hello again once it can list them.

@@ -99,6 +99,8 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.nodeDrained(e)
 	case NodeResumed:
 		err = s.nodeResumed(e)
+	case GPUsFenced:
+		err = s.gpusFenced(e)
 	case ConfigReplaced:
 		if err = validate(e.Config); err == nil {
 			s.install(e.Config)

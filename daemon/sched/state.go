@@ -192,7 +192,7 @@ type node struct {
 	pidx  int // position in part.nodes
 	part  *partition
 	gpus  int
-	valid gpuSet
+	valid gpuSet // the GPUs that may be given: 0..gpus-1 less fenced
 	up    bool
 	drain bool
 	ghost bool // no longer in the configuration; kept while jobs hold it
@@ -200,6 +200,7 @@ type node struct {
 	held       gpuSet
 	nominated  gpuSet
 	leaving    gpuSet // held by preempting jobs: free once they exit
+	fenced     gpuSet // sick GPUs no new job gets (gpufence.go)
 	free       int    // valid, not held, not nominated
 	spare      int    // leaving, not nominated: room no new victim is needed for
 	usedCPU    int
