@@ -33,6 +33,7 @@ type metrics struct {
 	pendingReason *prometheus.GaugeVec
 	nodeUp        *prometheus.GaugeVec
 	runtimeDrains prometheus.Counter
+	unhealthyGPUs *prometheus.GaugeVec
 	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
@@ -83,7 +84,9 @@ func newMetrics() *metrics {
 		Help: "Failed spool writes (the controller stops after one; a restart recovers)."})
 	m.runtimeDrains = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "node_runtime_drains_total",
 		Help: "Nodes drained because their container runtime failed to start jobs (RuntimeFailing in sharqctl show nodes)."})
-	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains)
+	m.unhealthyGPUs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "node_unhealthy_gpus",
+		Help: "GPUs of the node fenced for a fault its node daemon found (Xid, ECC, row remap, lost): no new job gets them until sharqctl node resume."}, []string{"node", "partition"})
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -137,6 +140,7 @@ func (c *Controller) updateJobMetrics(now time.Time) {
 			up = 1 // a silent node is down, though the core still holds its jobs
 		}
 		c.met.nodeUp.WithLabelValues(n.Name, n.Partition).Set(up)
+		c.met.unhealthyGPUs.WithLabelValues(n.Name, n.Partition).Set(float64(len(c.core.FencedGPUs(n.Name))))
 	}
 }
 

@@ -54,6 +54,8 @@ type node struct {
 	// selfTests is the count of runtime self-tests the node daemon last
 	// reported passed (api.NodeMsg.SelfTests).
 	selfTests uint64
+	// gpu is what the node reported of its GPUs' health (gpuhealth.go).
+	gpu gpuHealth
 }
 
 // disconnect closes n's connection, if it has one.
@@ -293,6 +295,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 
 	c.setHealth(n, h.Health)
 	c.selfTested(n, h.SelfTests)
+	c.gpuFaultsReported(n, h.GPUFaults, now)
 
 	has := map[string]api.RunningJob{}
 	for _, r := range h.Running {
@@ -362,6 +365,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
 		c.selfTested(n, m.SelfTests)
+		c.gpuFaultsReported(n, m.GPUFaults, now)
 		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it
@@ -603,6 +607,8 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 			if n.runtimeFail != "" {
 				st.Problems = append([]string{n.runtimeFail}, st.Problems...)
 			}
+			st.Problems = append(st.Problems, n.gpuProblems()...)
+			st.UnhealthyGPUs = slices.Clone(n.gpu.faults)
 		}
 		out = append(out, st)
 	}

@@ -44,6 +44,9 @@ type Options struct {
 	Dial func(ctx context.Context) (net.Conn, error)
 	// Discover finds NVIDIA GPUs; nil = gpu.Discover.
 	Discover DiscoverFunc
+	// WatchGPUs watches the GPUs' health (gpuhealth.go); nil =
+	// gpu.WatchHealth where the inventory came from NVML, none otherwise.
+	WatchGPUs WatchGPUsFunc
 	// Delays between reconnections; 0 = DefaultMinBackoff, DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 }
@@ -154,7 +157,7 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
-		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(),
+		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(), gpuHealth: gpu.NewHealth(),
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
 		lease: newLease(bootTime),
 	}
@@ -202,6 +205,11 @@ func Run(ctx context.Context, o Options) error {
 		defer sup.wg.Done()
 		sup.watchRuntime(sctx, heartbeat)
 	}()
+	if watch := o.WatchGPUs; watch != nil {
+		sup.watchGPUs(sctx, watch)
+	} else if inv.Source == gpu.SourceNVML {
+		sup.watchGPUs(sctx, gpu.WatchHealth)
+	}
 
 	maxBackoff := o.MaxBackoff
 	if len(o.Config.Cluster.Controllers) > 1 && (maxBackoff <= 0 || maxBackoff > haMaxBackoff) {

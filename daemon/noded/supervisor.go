@@ -13,6 +13,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // Job states in api.JobStateMsg.
@@ -83,6 +84,9 @@ type supervisor struct {
 	jobs   map[string]*job
 	closed bool           // set by shutdown
 	wg     sync.WaitGroup // waiters
+
+	// gpuHealth holds the faults found on the node's GPUs (gpuhealth.go).
+	gpuHealth *gpu.Health
 }
 
 // opTimeout bounds one runtime operation made for an order.

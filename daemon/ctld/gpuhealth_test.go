@@ -1,0 +1,149 @@
+package ctld
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+)
+
+// nvmlInventory is a node's inventory of n GPUs found by NVML.
+func nvmlInventory(n int) *api.Inventory {
+	inv := &api.Inventory{Source: "nvml", CPUs: 8}
+	for i := range n {
+		inv.GPUs = append(inv.GPUs, api.GPU{Index: i, Device: "/dev/nvidia" + string(rune('0'+i))})
+	}
+	return inv
+}
+
+// gaugeValue reads one series of a gauge of the controller's metrics.
+func gaugeValue(t *testing.T, c *Controller, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := c.met.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no metric %s{%s=%q}", name, label, value)
+	return 0
+}
+
+// A GPU with a fatal Xid is fenced from the heartbeat that reports it: the
+// job on it is stopped and requeued without a failure counted, and runs
+// again on a healthy GPU; a GPU with a non-fatal fault is fenced while its
+// job goes on; show nodes and the metric say so; an admin's resume clears
+// them, and a fault the node reports after that fences again.
+func TestSickGPUFenced(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n := tc.attachNodeWith("n1", nvmlInventory(8))
+	a := tc.submit("a", 1, nil)
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != a || !slices.Equal(st.GPUs, []int{0}) {
+		t.Fatalf("start %+v", st)
+	}
+	n.report(a, 0, api.RunRunning, 0)
+	b := tc.submit("a", 1, nil)
+	st = n.expect(api.MsgStart).Start
+	if st.Job.ID != b || !slices.Equal(st.GPUs, []int{1}) {
+		t.Fatalf("start %+v", st)
+	}
+	n.report(b, 0, api.RunRunning, 0)
+	tc.waitState(b, api.StateRunning)
+
+	t0 := time.Now().Add(-time.Second).UTC().Truncate(time.Second)
+	xid := api.GPUFault{Index: 0, UUID: "GPU-0", Kind: api.GPUFaultXid, Xid: 79, Reason: "Xid 79: GPU has fallen off the bus", Fatal: true, Time: t0}
+	remap := api.GPUFault{Index: 1, Kind: api.GPUFaultRowRemap, Reason: "row remapping failed", Time: t0}
+	bogus := []api.GPUFault{{Index: 8, Kind: api.GPUFaultLost, Time: t0}, {Index: -1, Kind: api.GPUFaultLost, Time: t0}}
+	faults := append([]api.GPUFault{xid, remap}, bogus...)
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUFaults: faults})
+	stop := n.expect(api.MsgStop).Stop
+	if stop.JobID != a || stop.Reason != api.StopRerun {
+		t.Fatalf("stop %+v, want %s stopped to run again", stop, a)
+	}
+	n.report(a, 0, api.RunExited, 143)
+	n.expect(api.MsgRemove)
+	// a runs again, on the one healthy free GPU; b goes on.
+	st = n.expect(api.MsgStart).Start
+	if st.Job.ID != a || st.Run != 1 || len(st.GPUs) != 1 || st.GPUs[0] < 2 {
+		t.Fatalf("restart %+v, want a on a healthy GPU", st)
+	}
+	n.report(a, 1, api.RunRunning, 0)
+	j := tc.waitState(a, api.StateRunning)
+	if j.Preemptions != 0 || j.NodeFailures != 0 || j.StartFailures != 0 {
+		t.Errorf("a counted a failure: %d preemptions, %d node failures, %d start failures", j.Preemptions, j.NodeFailures, j.StartFailures)
+	}
+	if !slices.ContainsFunc(j.History, func(h api.HistoryEntry) bool {
+		return strings.Contains(h.What, "GPU 0 of n1 unhealthy: Xid 79: GPU has fallen off the bus") && strings.Contains(h.What, "not counted")
+	}) {
+		t.Errorf("a's history does not tell of the GPU: %+v", j.History)
+	}
+	if jb := tc.job(b); jb.State != api.StateRunning || !slices.ContainsFunc(jb.History, func(h api.HistoryEntry) bool {
+		return strings.Contains(h.What, "GPU 1 of n1 unhealthy: row remapping failed; the job goes on")
+	}) {
+		t.Errorf("b: %s, history %+v", jb.State, jb.History)
+	}
+	// Five GPUs are left and healthy: a 4-GPU job runs there, a 2-GPU
+	// job waits.
+	c := tc.submit("b", 4, nil)
+	st = n.expect(api.MsgStart).Start
+	if st.Job.ID != c || slices.Contains(st.GPUs, 0) || slices.Contains(st.GPUs, 1) {
+		t.Fatalf("start %+v on a fenced GPU", st)
+	}
+	d := tc.submit("b", 2, nil)
+	n.quiet(300 * time.Millisecond)
+
+	nodes := tc.call(api.Request{Op: api.OpNodes}).Nodes
+	if len(nodes) != 1 || nodes[0].State != "up" || len(nodes[0].UnhealthyGPUs) != 2 ||
+		!slices.ContainsFunc(nodes[0].Problems, func(p string) bool {
+			return strings.HasPrefix(p, "GPU 0 unhealthy since "+t0.Format(time.RFC3339)+": Xid 79: GPU has fallen off the bus (GPU-0)")
+		}) {
+		t.Fatalf("show nodes: %+v", nodes)
+	}
+	if v := gaugeValue(t, tc.ctl, "sharq_node_unhealthy_gpus", "node", "n1"); v != 2 {
+		t.Errorf("sharq_node_unhealthy_gpus = %v, want 2", v)
+	}
+
+	// Reported again (every heartbeat does): nothing new happens.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUFaults: faults})
+	n.quiet(200 * time.Millisecond)
+
+	// The admin resets the GPUs and resumes the node: d gets GPU 0 or 1.
+	if resp := tc.call(api.Request{Op: api.OpResume, Node: "n1"}); resp.Error != nil {
+		t.Fatalf("resume: %v", resp.Error)
+	}
+	st = n.expect(api.MsgStart).Start
+	if st.Job.ID != d || !slices.Contains(st.GPUs, 0) && !slices.Contains(st.GPUs, 1) {
+		t.Fatalf("start after the resume %+v", st)
+	}
+	if v := gaugeValue(t, tc.ctl, "sharq_node_unhealthy_gpus", "node", "n1"); v != 0 {
+		t.Errorf("sharq_node_unhealthy_gpus = %v after the resume", v)
+	}
+	// The node still reports the cleared faults: they stay cleared. A new
+	// one fences again.
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUFaults: faults})
+	later := api.GPUFault{Index: 0, Kind: api.GPUFaultECC, Reason: "double-bit ECC error", Time: t0.Add(time.Second)}
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUFaults: append(faults, later)})
+	for deadline := time.Now().Add(testWait); ; {
+		nodes = tc.call(api.Request{Op: api.OpNodes}).Nodes
+		if len(nodes[0].UnhealthyGPUs) == 1 && nodes[0].UnhealthyGPUs[0].Kind == api.GPUFaultECC {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("show nodes after a new fault: %+v", nodes[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,49 @@
+package noded_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/sharq-hpc/sharq/api"
+	"github.com/sharq-hpc/sharq/daemon/noded"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
+)
+
+// A fault the GPU watch finds goes to the controller in a heartbeat sent
+// at once, and in every heartbeat and hello after it.
+func TestGPUFaultReported(t *testing.T) {
+	e := newEnv(t, "n1")
+	fault := api.GPUFault{Index: 1, UUID: "GPU-1", Kind: api.GPUFaultXid, Xid: 79, Fatal: true,
+		Reason: "Xid 79: GPU has fallen off the bus", Time: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	sick := make(chan struct{})
+	watched := make(chan time.Duration, 1)
+	e.run(t, "n1", func(o *noded.Options) {
+		o.WatchGPUs = func(ctx context.Context, h *gpu.Health, interval time.Duration, _ *slog.Logger) error {
+			watched <- interval
+			select {
+			case <-sick:
+				h.Add(fault)
+			case <-ctx.Done():
+			}
+			<-ctx.Done()
+			return nil
+		}
+	})
+	p := e.ctl.accept(t)
+	if len(p.hello.GPUFaults) != 0 {
+		t.Fatalf("hello of healthy GPUs: %+v", p.hello.GPUFaults)
+	}
+	if iv := <-watched; iv <= 0 {
+		t.Errorf("GPUs checked every %v", iv)
+	}
+	close(sick)
+	p.await(t, "a heartbeat with the fault", func([]api.JobStateMsg, int, bool) bool {
+		return len(p.gpuFaults) == 1 && p.gpuFaults[0] == fault
+	})
+	p.conn.Close()
+	if p1 := e.ctl.accept(t); len(p1.hello.GPUFaults) != 1 || p1.hello.GPUFaults[0] != fault {
+		t.Fatalf("hello after the fault: %+v", p1.hello.GPUFaults)
+	}
+}
