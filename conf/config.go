@@ -96,6 +96,12 @@ type Runtime struct {
 	// ClientBinDir holds the client commands (qsub, qstat, ...), static
 	// binaries that sharqd bind-mounts read-only into every job.
 	ClientBinDir string
+	// HealthCheck is the node health program sharqd runs at start and
+	// every HealthCheckInterval ("" = none): a non-zero exit keeps new
+	// jobs off the node, with its first output line as the reason, until
+	// a run succeeds (daemon/noded/healthcheck.go).
+	HealthCheck         string
+	HealthCheckInterval time.Duration
 }
 
 // Partition is a [[partition]] block.
@@ -216,6 +222,10 @@ const (
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
 	DefaultMaxPreemptGrace   = time.Hour
+	// DefaultHealthCheckInterval is how often a node runs its health_check.
+	DefaultHealthCheckInterval = 5 * time.Minute
+	// MinHealthCheckInterval bounds health_check_interval from below.
+	MinHealthCheckInterval = 10 * time.Second
 	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.
 	DefaultMaxJobBytesPerUser = 64 << 20
 	// MinMaxJobBytesPerUser: below it a user's one large job would not fit.

@@ -3,6 +3,8 @@ package noded_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -46,4 +48,35 @@ func TestGPUFaultReported(t *testing.T) {
 	if p1 := e.ctl.accept(t); len(p1.hello.GPUFaults) != 1 || p1.hello.GPUFaults[0] != fault {
 		t.Fatalf("hello after the fault: %+v", p1.hello.GPUFaults)
 	}
+}
+
+// The node health program runs before the first hello: a failure is the
+// node's health in it, with the program's first line; once the program
+// passes, a heartbeat says the node is healthy again, and a new failure
+// comes back in the next one.
+func TestHealthCheckProgram(t *testing.T) {
+	e := newEnv(t, "n1")
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "broken")
+	if err := os.WriteFile(flag, []byte("ERROR: nhc: /scratch is not mounted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "check")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n[ -e "+flag+" ] || exit 0\ncat "+flag+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Runtime.HealthCheck, e.cfg.Runtime.HealthCheckInterval = prog, 50*time.Millisecond
+	e.run(t, "n1")
+	p := e.ctl.accept(t)
+	if want := "HealthCheck: ERROR: nhc: /scratch is not mounted"; p.hello.Health != want {
+		t.Fatalf("hello: health %q, want %q", p.hello.Health, want)
+	}
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "a healthy heartbeat", func(_ []api.JobStateMsg, beats int, _ bool) bool { return beats > 0 && p.health == "" })
+	if err := os.WriteFile(flag, []byte("\n  disk full\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.await(t, "an unhealthy heartbeat", func([]api.JobStateMsg, int, bool) bool { return p.health == "HealthCheck: disk full" })
 }

@@ -157,7 +157,7 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
-		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(), gpuHealth: gpu.NewHealth(),
+		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(), gpuHealth: gpu.NewHealth(), check: &healthCheck{},
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
 		lease: newLease(bootTime),
 	}
@@ -205,6 +205,18 @@ func Run(ctx context.Context, o Options) error {
 		defer sup.wg.Done()
 		sup.watchRuntime(sctx, heartbeat)
 	}()
+	if rc := o.Config.Runtime; rc.HealthCheck != "" {
+		interval := rc.HealthCheckInterval
+		if interval <= 0 {
+			interval = conf.DefaultHealthCheckInterval
+		}
+		sup.healthCheckOnce(ctx, rc.HealthCheck, min(healthCheckTimeout, interval))
+		sup.wg.Add(1)
+		go func() {
+			defer sup.wg.Done()
+			sup.watchHealthCheck(sctx, rc.HealthCheck, interval)
+		}()
+	}
 	if watch := o.WatchGPUs; watch != nil {
 		sup.watchGPUs(sctx, watch)
 	} else if inv.Source == gpu.SourceNVML {

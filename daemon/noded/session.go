@@ -73,7 +73,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	c.sup.lease.connect()
 	hello := api.NodeMsg{
 		V: api.Version, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
-		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.health.get(),
+		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.nodeHealth(),
 		SelfTests: c.sup.selfTest.passed.Load(),
 		Error:     strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(), GPUFaults: c.sup.gpuHealth.Faults(),
 	}
@@ -170,7 +170,7 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 
 // heartbeat1 sends one heartbeat, with the node's health.
 func (c *conn) heartbeat1(nc net.Conn) error {
-	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now(), Seq: c.sup.lease.send(),
+	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.nodeHealth(), Time: time.Now(), Seq: c.sup.lease.send(),
 		SelfTests: c.sup.selfTest.passed.Load(), GPUFaults: c.sup.gpuHealth.Faults()}
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)

@@ -87,6 +87,8 @@ type supervisor struct {
 
 	// gpuHealth holds the faults found on the node's GPUs (gpuhealth.go).
 	gpuHealth *gpu.Health
+	// check is the node health program's verdict (healthcheck.go).
+	check *healthCheck
 }
 
 // opTimeout bounds one runtime operation made for an order.
