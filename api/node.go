@@ -51,6 +51,9 @@ type NodeMsg struct {
 	// sick (api/gpuhealth.go), one entry per GPU and kind; none: all
 	// healthy, or a daemon that does not watch them.
 	GPUFaults []GPUFault `json:"gpu_faults,omitempty"`
+	// GPUUse (heartbeat) is the GPU use of the runs the node runs, one
+	// entry each, as sampled so far (api/gpuuse.go).
+	GPUUse []JobGPUUse `json:"gpu_use,omitempty"`
 	// Unlisted (hello): the node could not list its containers, so Running
 	// says nothing; the controller keeps the runs it believes are there.
 	// The node says hello again once it can list them.

@@ -201,6 +201,13 @@ func (l *loader) runtime(t *table) Runtime {
 	if r.HealthCheck != "" && filepath.Clean(r.HealthCheck) != r.HealthCheck {
 		t.errf("health_check", "%q is not a clean path", r.HealthCheck)
 	}
+	r.GPUSampleInterval = DefaultGPUSampleInterval
+	if d, ok := t.duration("gpu_sample_interval", DefaultGPUSampleInterval); ok {
+		if d < time.Second || d > time.Hour {
+			t.errf("gpu_sample_interval", "%v is out of range (1s to 1h)", d)
+		}
+		r.GPUSampleInterval = d
+	}
 	r.HealthCheckInterval = DefaultHealthCheckInterval
 	if d, ok := t.duration("health_check_interval", DefaultHealthCheckInterval); ok {
 		switch {

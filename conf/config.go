@@ -102,6 +102,9 @@ type Runtime struct {
 	// a run succeeds (daemon/noded/healthcheck.go).
 	HealthCheck         string
 	HealthCheckInterval time.Duration
+	// GPUSampleInterval is how often sharqd samples each job's GPUs
+	// through NVML (daemon/noded/gpuuse.go).
+	GPUSampleInterval time.Duration
 }
 
 // Partition is a [[partition]] block.
@@ -226,6 +229,8 @@ const (
 	DefaultHealthCheckInterval = 5 * time.Minute
 	// MinHealthCheckInterval bounds health_check_interval from below.
 	MinHealthCheckInterval = 10 * time.Second
+	// DefaultGPUSampleInterval is how often a node samples its jobs' GPUs.
+	DefaultGPUSampleInterval = 30 * time.Second
 	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.
 	DefaultMaxJobBytesPerUser = 64 << 20
 	// MinMaxJobBytesPerUser: below it a user's one large job would not fit.

@@ -9,7 +9,7 @@ var keys = map[string][]string{
 	"":           {"cluster", "etcd", "runtime", "accounting", "scheduler", "partition", "node", "share"},
 	"cluster":    {"name", "spool_dir", "socket", "listen", "controller", "admins", "secret_file", "tls_cert", "tls_key", "tls_ca", "heartbeat_interval", "node_timeout", "job_lease", "history", "metrics", "checkpoint_root", "default_share", "spool", "controllers", "client_listen", "servers", "client_tls", "munge_socket", "mounts", "session_listen", "max_queued_jobs_per_user", "max_job_bytes_per_user"},
 	"etcd":       {"endpoints", "prefix", "session_ttl", "timeout", "tls_cert", "tls_key", "tls_ca", "max_txn_ops", "max_request_bytes"},
-	"runtime":    {"containerd_socket", "namespace", "client_bin_dir", "health_check", "health_check_interval"},
+	"runtime":    {"containerd_socket", "namespace", "client_bin_dir", "health_check", "health_check_interval", "gpu_sample_interval"},
 	"accounting": {"backend", "path", "dsn", "retention", "sample_interval", "users_see_all"},
 	"scheduler":  {"fair_share", "usage_half_life", "backfill", "fair_preemption", "fair_preemption_after"},
 	"partition":  {"name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries", "node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network", "mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime", "default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu"},

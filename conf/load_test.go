@@ -79,7 +79,7 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
 			}
-			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir, "", DefaultHealthCheckInterval}) {
+			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir, "", DefaultHealthCheckInterval, DefaultGPUSampleInterval}) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, MaxPreemptGrace: time.Hour, PreemptionRetries: -1,
@@ -129,7 +129,7 @@ func TestGoodConfigs(t *testing.T) {
 				cl.MaxJobBytesPerUser != 256<<20 {
 				t.Errorf("cluster = %+v", cl)
 			}
-			if c.Runtime.Namespace != "k8s.io" || c.Runtime.HealthCheck != "/usr/sbin/nhc" || c.Runtime.HealthCheckInterval != 2*time.Minute {
+			if c.Runtime.Namespace != "k8s.io" || c.Runtime.HealthCheck != "/usr/sbin/nhc" || c.Runtime.HealthCheckInterval != 2*time.Minute || c.Runtime.GPUSampleInterval != 10*time.Second {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			p := c.Partition("a100")

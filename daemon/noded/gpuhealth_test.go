@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,4 +81,66 @@ func TestHealthCheckProgram(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.await(t, "an unhealthy heartbeat", func([]api.JobStateMsg, int, bool) bool { return p.health == "HealthCheck: disk full" })
+}
+
+// fakeSampler says GPU i is (10*i)% busy and uses i GiB.
+type fakeSampler struct {
+	mu     sync.Mutex
+	asked  [][]int
+	closed bool
+}
+
+func (f *fakeSampler) Sample(idx []int) ([]gpu.Sample, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, slices.Clone(idx))
+	var out []gpu.Sample
+	for _, i := range idx {
+		out = append(out, gpu.Sample{Index: i, Util: uint32(10 * i), MemUsed: uint64(i) << 30})
+	}
+	return out, nil
+}
+
+func (f *fakeSampler) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	return nil
+}
+
+// A running job's GPUs are sampled, and its use rides on the heartbeats
+// until it ends.
+func TestGPUUseSampled(t *testing.T) {
+	e := newEnv(t, "n1")
+	e.cfg.Runtime.GPUSampleInterval = 20 * time.Millisecond
+	f := &fakeSampler{}
+	d := e.run(t, "n1", func(o *noded.Options) {
+		o.OpenSampler = func() (noded.GPUSampler, error) { return f, nil }
+	})
+	p := e.ctl.accept(t)
+	p.start(t, e.order(t, "70.t", "exec sleep 1000\n", 1, 3))
+	p.state(t, "70.t", "running")
+	p.await(t, "a heartbeat with 70.t's GPU use", func([]api.JobStateMsg, int, bool) bool {
+		return len(p.gpuUse) == 1 && p.gpuUse[0].Samples >= 2
+	})
+	p.mu.Lock()
+	u := p.gpuUse[0]
+	p.mu.Unlock()
+	if u.JobID != "70.t" || u.Run != 0 || u.MeanUtil != 20 || u.RecentUtil != 20 || u.PeakMemBytes != 4<<30 || u.MemBytes != 4<<30 {
+		t.Errorf("use %+v, want 70.t at 20%% with 4 GiB", u)
+	}
+	f.mu.Lock()
+	if !slices.Equal(f.asked[0], []int{1, 3}) {
+		t.Errorf("sampled GPUs %v, want the job's 1 and 3", f.asked[0])
+	}
+	f.mu.Unlock()
+	p.stop(t, "70.t", 0, api.StopDeleted)
+	p.state(t, "70.t", "exited")
+	p.await(t, "a heartbeat without 70.t", func(_ []api.JobStateMsg, _ int, _ bool) bool { return len(p.gpuUse) == 0 })
+	d.stop(t)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.closed {
+		t.Error("the sampler was not closed")
+	}
 }

@@ -47,6 +47,9 @@ type Options struct {
 	// WatchGPUs watches the GPUs' health (gpuhealth.go); nil =
 	// gpu.WatchHealth where the inventory came from NVML, none otherwise.
 	WatchGPUs WatchGPUsFunc
+	// OpenSampler opens what samples the jobs' GPU use (gpuuse.go); nil =
+	// gpu.OpenSampler where the inventory came from NVML, none otherwise.
+	OpenSampler func() (GPUSampler, error)
 	// Delays between reconnections; 0 = DefaultMinBackoff, DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 }
@@ -159,7 +162,7 @@ func Run(ctx context.Context, o Options) error {
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
 		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(), gpuHealth: gpu.NewHealth(), check: &healthCheck{},
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
-		lease: newLease(bootTime),
+		lease: newLease(bootTime), use: &gpuUse{runs: map[string]*runUse{}},
 	}
 	defer sup.shutdown()
 	defer cancel()
@@ -216,6 +219,13 @@ func Run(ctx context.Context, o Options) error {
 			defer sup.wg.Done()
 			sup.watchHealthCheck(sctx, rc.HealthCheck, interval)
 		}()
+	}
+	if o.OpenSampler != nil || inv.Source == gpu.SourceNVML {
+		interval := o.Config.Runtime.GPUSampleInterval
+		if interval <= 0 {
+			interval = conf.DefaultGPUSampleInterval
+		}
+		sup.startSampling(sctx, o.OpenSampler, interval)
 	}
 	if watch := o.WatchGPUs; watch != nil {
 		sup.watchGPUs(sctx, watch)

@@ -171,7 +171,7 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 // heartbeat1 sends one heartbeat, with the node's health.
 func (c *conn) heartbeat1(nc net.Conn) error {
 	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.nodeHealth(), Time: time.Now(), Seq: c.sup.lease.send(),
-		SelfTests: c.sup.selfTest.passed.Load(), GPUFaults: c.sup.gpuHealth.Faults()}
+		SelfTests: c.sup.selfTest.passed.Load(), GPUFaults: c.sup.gpuHealth.Faults(), GPUUse: c.sup.use.report()}
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
 	}

@@ -89,6 +89,8 @@ type supervisor struct {
 	gpuHealth *gpu.Health
 	// check is the node health program's verdict (healthcheck.go).
 	check *healthCheck
+	// use is the running jobs' GPU use (gpuuse.go).
+	use *gpuUse
 }
 
 // opTimeout bounds one runtime operation made for an order.
@@ -163,7 +165,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 		s.fail(id, run, err)
 		return
 	}
-	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace, Interactive: o.Job.Interactive}
+	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace, Interactive: o.Job.Interactive, GPUs: o.GPUs}
 	if err := s.store.save(&rec); err != nil {
 		s.store.drop(id)
 		s.fail(id, run, err)
