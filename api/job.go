@@ -182,6 +182,9 @@ type Job struct {
 	History []HistoryEntry `json:"history,omitempty"`
 	// Acct is the job's accounting (see Usage).
 	Acct Usage `json:"acct,omitzero"`
+	// GPUUse is how its last run used its GPUs, as its nodes sampled them
+	// (api/gpuuse.go); nil before the first sample.
+	GPUUse *GPUUse `json:"gpu_use,omitempty"`
 }
 
 // DefaultUmask is a job's umask unless it asks for another (qsub -W

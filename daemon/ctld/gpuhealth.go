@@ -43,6 +43,9 @@ type gpuHealth struct {
 	faults  []api.GPUFault       // reported, checked, not cleared
 	seen    map[gpuFaultKey]bool // reported on the present connection or before
 	cleared map[gpuFaultKey]bool // cleared by an admin, while the node still reports them
+	// use is the GPU use of the node's running jobs, by job id, as last
+	// reported (gpuuse.go).
+	use map[string]api.GPUUse
 }
 
 // gpuFaultsReported takes the faults n's daemon reports (hello, heartbeat):

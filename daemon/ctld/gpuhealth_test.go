@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -145,5 +146,62 @@ func TestSickGPUFenced(t *testing.T) {
 			t.Fatalf("show nodes after a new fault: %+v", nodes[0])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A running job's GPU use comes with its node's heartbeats and shows on
+// the job; reports of jobs the node does not run or of old runs are
+// ignored, values out of range clamped; sharq_share_idle_gpus counts an
+// idle job's GPUs, and the use stays on the job once it ended.
+func TestGPUUseReported(t *testing.T) {
+	tc := newTestCluster(t, []string{"n1:8"}, twoShares)
+	n1 := tc.attachNodeWith("n1", nvmlInventory(8))
+	a := tc.submit("a", 2, nil)
+	st := n1.expect(api.MsgStart).Start
+	n1.report(a, st.Run, api.RunRunning, 0)
+	b := tc.submit("a", 1, nil)
+	stb := n1.expect(api.MsgStart).Start
+	n1.report(b, stb.Run, api.RunRunning, 0)
+	tc.waitState(b, api.StateRunning)
+	awaitUse := func(id string) api.Job {
+		t.Helper()
+		for deadline := time.Now().Add(testWait); ; {
+			if j := tc.job(id); j.GPUUse != nil {
+				return j
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no GPU use on %s", id)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	use := api.GPUUse{Samples: 4, MeanUtil: 250, RecentUtil: 1, MemBytes: 3 << 30, PeakMemBytes: 1 << 30, IdleSamples: 9}
+	busy := api.GPUUse{Samples: 1, MeanUtil: 90, RecentUtil: 90}
+	// Run 5 is not a's run, 99.x no job of n1's: with b's, in one message.
+	n1.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: []api.JobGPUUse{
+		{JobID: a, Run: 5, GPUUse: use}, {JobID: "99.x", GPUUse: use}, {JobID: b, GPUUse: busy}}})
+	if j := awaitUse(b); *j.GPUUse != busy {
+		t.Errorf("b's use %+v, want %+v", *j.GPUUse, busy)
+	}
+	if j := tc.job(a); j.GPUUse != nil {
+		t.Fatalf("use from reports that are not a's: %+v", j.GPUUse)
+	}
+	n1.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: []api.JobGPUUse{{JobID: a, Run: 0, GPUUse: use}, {JobID: b, GPUUse: busy}}})
+	want := api.GPUUse{Samples: 4, MeanUtil: 100, RecentUtil: 1, MemBytes: 3 << 30, PeakMemBytes: 3 << 30, IdleSamples: 4}
+	if j := awaitUse(a); *j.GPUUse != want {
+		t.Errorf("a's use %+v, want %+v", *j.GPUUse, want)
+	}
+	if err := tc.ctl.do(context.Background(), tc.ctl.updateIdleMetrics); err != nil {
+		t.Fatal(err)
+	}
+	if v := gaugeValue(t, tc.ctl, "sharq_share_idle_gpus", "share", "a"); v != 2 {
+		t.Errorf("sharq_share_idle_gpus{share=a} = %v, want a's 2 GPUs", v)
+	}
+	if v := gaugeValue(t, tc.ctl, "sharq_share_idle_gpus", "share", "b"); v != 0 {
+		t.Errorf("sharq_share_idle_gpus{share=b} = %v, want 0", v)
+	}
+	n1.report(a, st.Run, api.RunExited, 0)
+	if j := tc.waitState(a, api.StateFinished); j.GPUUse == nil || *j.GPUUse != want {
+		t.Errorf("finished job's use: %+v", j.GPUUse)
 	}
 }

@@ -34,6 +34,7 @@ type metrics struct {
 	nodeUp        *prometheus.GaugeVec
 	runtimeDrains prometheus.Counter
 	unhealthyGPUs *prometheus.GaugeVec
+	idleGPUs      *prometheus.GaugeVec
 	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
@@ -86,7 +87,8 @@ func newMetrics() *metrics {
 		Help: "Nodes drained because their container runtime failed to start jobs (RuntimeFailing in sharqctl show nodes)."})
 	m.unhealthyGPUs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "node_unhealthy_gpus",
 		Help: "GPUs of the node fenced for a fault its node daemon found (Xid, ECC, row remap, lost): no new job gets them until sharqctl node resume."}, []string{"node", "partition"})
-	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs)
+	m.idleGPUs = gv("share_idle_gpus", "GPUs held by the share's running jobs whose GPUs were below 5% use at their last sample.")
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs, m.idleGPUs)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -142,6 +144,7 @@ func (c *Controller) updateJobMetrics(now time.Time) {
 		c.met.nodeUp.WithLabelValues(n.Name, n.Partition).Set(up)
 		c.met.unhealthyGPUs.WithLabelValues(n.Name, n.Partition).Set(float64(len(c.core.FencedGPUs(n.Name))))
 	}
+	c.updateIdleMetrics()
 }
 
 func (m *metrics) serve(ctx context.Context, l net.Listener) error {
