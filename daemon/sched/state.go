@@ -16,6 +16,8 @@ type job struct {
 
 	allocs      []Alloc
 	started     time.Time
+	idleRun     bool      // marked idle (idle.go) ...
+	idleStart   time.Time // ... for the run started then
 	everStarted bool
 	cancelled   bool // qdel'd while running (or while being preempted)
 	failedFlag  bool // some subjob failed (array parents)
