@@ -9,6 +9,10 @@ type GPUUse struct {
 	// the job's GPUs, in percent (0..100); RecentUtil the last sample's.
 	MeanUtil   float64 `json:"mean_util"`
 	RecentUtil float64 `json:"recent_util"`
+	// RecentMaxUtil is the last sample's utilization of the busiest of
+	// the job's GPUs (the idle policy wants all of them below its
+	// threshold).
+	RecentMaxUtil float64 `json:"recent_max_util,omitempty"`
 	// MemBytes is the GPU memory the job used at the last sample, summed
 	// over its GPUs; PeakMemBytes the most of any sample.
 	MemBytes     uint64 `json:"mem_bytes"`

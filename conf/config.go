@@ -149,6 +149,12 @@ type Partition struct {
 	// MaxInteractiveWalltime caps an interactive job's walltime and is
 	// the walltime of one that names none; 0 = only MaxWalltime.
 	MaxInteractiveWalltime time.Duration
+	// The idle policy (daemon/ctld/idle.go; off while IdleAfter is 0): a
+	// running job whose GPUs all stayed below IdleThreshold percent use
+	// for IdleAfter is marked IdleGPUs, and reclaims take it first.
+	// IdleThreshold 0: DefaultIdleThreshold.
+	IdleThreshold float64
+	IdleAfter     time.Duration
 	// DefaultNCPUs is the CPUs per node of a job that names no ncpus;
 	// 0: its share of its node's CPUs (CPUs × its GPUs / the node's GPUs,
 	// rounded up; one for a job without GPUs), set when it starts.
@@ -229,6 +235,8 @@ const (
 	DefaultHealthCheckInterval = 5 * time.Minute
 	// MinHealthCheckInterval bounds health_check_interval from below.
 	MinHealthCheckInterval = 10 * time.Second
+	// DefaultIdleThreshold is a partition's idle_threshold, in percent.
+	DefaultIdleThreshold = 5
 	// DefaultGPUSampleInterval is how often a node samples its jobs' GPUs.
 	DefaultGPUSampleInterval = 30 * time.Second
 	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.

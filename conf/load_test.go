@@ -136,7 +136,8 @@ func TestGoodConfigs(t *testing.T) {
 			if p == nil || !reflect.DeepEqual(p.Nodes, []string{"a1", "a2", "a3", "a7", "b5"}) ||
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
 				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone ||
-				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 {
+				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 ||
+				p.IdleThreshold != 10 || p.IdleAfter != 2*time.Hour {
 				t.Errorf("a100 = %+v", p)
 			}
 			if s := c.Share("y"); s == nil || s.MaxQueuedJobsPerUser != 200 {

@@ -45,7 +45,7 @@ type gpuHealth struct {
 	cleared map[gpuFaultKey]bool // cleared by an admin, while the node still reports them
 	// use is the GPU use of the node's running jobs, by job id, as last
 	// reported (gpuuse.go).
-	use map[string]api.GPUUse
+	use map[string]*nodeUse
 }
 
 // gpuFaultsReported takes the faults n's daemon reports (hello, heartbeat):

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -176,7 +177,7 @@ func TestGPUUseReported(t *testing.T) {
 		}
 	}
 	use := api.GPUUse{Samples: 4, MeanUtil: 250, RecentUtil: 1, MemBytes: 3 << 30, PeakMemBytes: 1 << 30, IdleSamples: 9}
-	busy := api.GPUUse{Samples: 1, MeanUtil: 90, RecentUtil: 90}
+	busy := api.GPUUse{Samples: 1, MeanUtil: 90, RecentUtil: 90, RecentMaxUtil: 90}
 	// Run 5 is not a's run, 99.x no job of n1's: with b's, in one message.
 	n1.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: []api.JobGPUUse{
 		{JobID: a, Run: 5, GPUUse: use}, {JobID: "99.x", GPUUse: use}, {JobID: b, GPUUse: busy}}})
@@ -187,7 +188,7 @@ func TestGPUUseReported(t *testing.T) {
 		t.Fatalf("use from reports that are not a's: %+v", j.GPUUse)
 	}
 	n1.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: []api.JobGPUUse{{JobID: a, Run: 0, GPUUse: use}, {JobID: b, GPUUse: busy}}})
-	want := api.GPUUse{Samples: 4, MeanUtil: 100, RecentUtil: 1, MemBytes: 3 << 30, PeakMemBytes: 3 << 30, IdleSamples: 4}
+	want := api.GPUUse{Samples: 4, MeanUtil: 100, RecentUtil: 1, RecentMaxUtil: 1, MemBytes: 3 << 30, PeakMemBytes: 3 << 30, IdleSamples: 4}
 	if j := awaitUse(a); *j.GPUUse != want {
 		t.Errorf("a's use %+v, want %+v", *j.GPUUse, want)
 	}
@@ -203,5 +204,68 @@ func TestGPUUseReported(t *testing.T) {
 	n1.report(a, st.Run, api.RunExited, 0)
 	if j := tc.waitState(a, api.StateFinished); j.GPUUse == nil || *j.GPUUse != want {
 		t.Errorf("finished job's use: %+v", j.GPUUse)
+	}
+}
+
+// The idle policy end to end on the controller: of 8 jobs of a borrowing
+// share, the one whose GPUs stayed below the threshold for idle_after is
+// marked IdleGPUs and is the one the owner's reclaim preempts (without
+// the mark it would be the most recently started).
+func TestIdleBorrowerReclaimed(t *testing.T) {
+	tc := prepareTestCluster(t, []string{"n1:8"}, twoShares, "", Limits{})
+	b, err := os.ReadFile(tc.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(b), "max_walltime = \"1h\"\n", "max_walltime = \"1h\"\nidle_after = \"10m\"\nidle_threshold = 5\n", 1)
+	if err := os.WriteFile(tc.conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tc.start()
+	t.Cleanup(tc.stop)
+	n := tc.attachNodeWith("n1", nvmlInventory(8))
+	var ids []string
+	for range 8 {
+		id := tc.submit("b", 1, nil)
+		st := n.expect(api.MsgStart).Start
+		n.report(st.Job.ID, st.Run, api.RunRunning, 0)
+		tc.waitState(st.Job.ID, api.StateRunning)
+		ids = append(ids, id)
+	}
+	idle := ids[1]
+	report := func() {
+		var use []api.JobGPUUse
+		for _, id := range ids {
+			u := api.GPUUse{Samples: 3, MeanUtil: 90, RecentUtil: 90, RecentMaxUtil: 95}
+			if id == idle {
+				u = api.GPUUse{Samples: 3, MeanUtil: 1, RecentUtil: 1, RecentMaxUtil: 4}
+			}
+			use = append(use, api.JobGPUUse{JobID: id, GPUUse: u})
+		}
+		n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: use})
+	}
+	// Heard every 4 minutes (node_timeout is 10): idle from the first
+	// report on, for 12 minutes by the last.
+	for range 4 {
+		since := tc.clock.now()
+		report()
+		tc.heard("n1", since)
+		tc.advance(4 * time.Minute)
+	}
+	for deadline := time.Now().Add(testWait); ; {
+		j := tc.job(idle)
+		if slices.ContainsFunc(j.History, func(h api.HistoryEntry) bool {
+			return strings.HasPrefix(h.What, "IdleGPUs: its GPUs stayed below 5% use for 10m0s")
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not marked idle: %+v", idle, j.History)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tc.submit("a", 1, nil)
+	if stop := n.expect(api.MsgStop).Stop; stop.JobID != idle || stop.Reason != api.StopPreempted {
+		t.Fatalf("stop %+v, want the idle %s preempted", stop, idle)
 	}
 }

@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"math"
+	"time"
 
 	"github.com/sharq-hpc/sharq/api"
 )
@@ -22,7 +23,7 @@ import (
 
 // gpuUseReported takes the GPU use n's daemon reports: entries of runs
 // that are not running on n are ignored, values out of range clamped.
-func (c *Controller) gpuUseReported(n *node, reported []api.JobGPUUse) {
+func (c *Controller) gpuUseReported(n *node, reported []api.JobGPUUse, now time.Time) {
 	seen := map[string]bool{}
 	for _, r := range reported {
 		j := c.jobs[r.JobID]
@@ -34,16 +35,36 @@ func (c *Controller) gpuUseReported(n *node, reported []api.JobGPUUse) {
 		}
 		seen[r.JobID] = true
 		if n.gpu.use == nil {
-			n.gpu.use = map[string]api.GPUUse{}
+			n.gpu.use = map[string]*nodeUse{}
 		}
-		n.gpu.use[r.JobID] = sane(r.GPUUse)
+		u := n.gpu.use[r.JobID]
+		if u == nil {
+			u = &nodeUse{}
+			n.gpu.use[r.JobID] = u
+		}
+		u.use = sane(r.GPUUse)
+		switch low := u.use.Samples > 0 && u.use.RecentMaxUtil < c.idleThreshold(j); {
+		case !low:
+			u.lowSince = time.Time{}
+		case u.lowSince.IsZero():
+			u.lowSince = now
+		}
 		c.combineGPUUse(j)
+		c.checkIdle(j, now)
 	}
 	for id := range n.gpu.use {
 		if !seen[id] {
 			delete(n.gpu.use, id) // ended here, or not here any more
 		}
 	}
+}
+
+// nodeUse is one node's part of a running job's GPU use, as last
+// reported, and since when its GPUs have all been below the idle
+// threshold (zero: they are not).
+type nodeUse struct {
+	use      api.GPUUse
+	lowSince time.Time
 }
 
 // sane clamps what a node says into range.
@@ -54,7 +75,8 @@ func sane(u api.GPUUse) api.GPUUse {
 		}
 		return min(max(v, 0), 100)
 	}
-	u.MeanUtil, u.RecentUtil = pct(u.MeanUtil), pct(u.RecentUtil)
+	u.MeanUtil, u.RecentUtil, u.RecentMaxUtil = pct(u.MeanUtil), pct(u.RecentUtil), pct(u.RecentMaxUtil)
+	u.RecentMaxUtil = max(u.RecentMaxUtil, u.RecentUtil)
 	u.Samples = max(u.Samples, 0)
 	u.IdleSamples = min(max(u.IdleSamples, 0), u.Samples)
 	if math.IsNaN(u.PowerWatts) || u.PowerWatts < 0 || u.PowerWatts > 1e6 {
@@ -73,15 +95,17 @@ func (c *Controller) combineGPUUse(j *job) {
 		if n == nil {
 			continue
 		}
-		u, ok := n.gpu.use[j.ID]
+		nu, ok := n.gpu.use[j.ID]
 		if !ok {
 			continue
 		}
+		u := nu.use
 		k++
 		sum.Samples = max(sum.Samples, u.Samples)
 		sum.IdleSamples = max(sum.IdleSamples, u.IdleSamples)
 		sum.MeanUtil += u.MeanUtil
 		sum.RecentUtil += u.RecentUtil
+		sum.RecentMaxUtil = max(sum.RecentMaxUtil, u.RecentMaxUtil)
 		sum.MemBytes += u.MemBytes
 		sum.PeakMemBytes += u.PeakMemBytes
 		sum.PowerWatts += u.PowerWatts

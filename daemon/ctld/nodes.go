@@ -366,7 +366,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		c.setHealth(n, m.Health)
 		c.selfTested(n, m.SelfTests)
 		c.gpuFaultsReported(n, m.GPUFaults, now)
-		c.gpuUseReported(n, m.GPUUse)
+		c.gpuUseReported(n, m.GPUUse, now)
 		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it

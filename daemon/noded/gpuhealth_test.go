@@ -126,7 +126,7 @@ func TestGPUUseSampled(t *testing.T) {
 	p.mu.Lock()
 	u := p.gpuUse[0]
 	p.mu.Unlock()
-	if u.JobID != "70.t" || u.Run != 0 || u.MeanUtil != 20 || u.RecentUtil != 20 || u.PeakMemBytes != 4<<30 || u.MemBytes != 4<<30 {
+	if u.JobID != "70.t" || u.Run != 0 || u.MeanUtil != 20 || u.RecentUtil != 20 || u.RecentMaxUtil != 30 || u.PeakMemBytes != 4<<30 || u.MemBytes != 4<<30 {
 		t.Errorf("use %+v, want 70.t at 20%% with 4 GiB", u)
 	}
 	f.mu.Lock()

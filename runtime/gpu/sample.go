@@ -17,11 +17,12 @@ func AddSamples(u *api.GPUUse, samples []Sample) {
 	if len(samples) == 0 {
 		return
 	}
-	var util float64
+	var util, top float64
 	var mem uint64
 	var power float64
 	for _, s := range samples {
 		util += float64(min(s.Util, 100))
+		top = max(top, float64(min(s.Util, 100)))
 		mem += s.MemUsed
 		power += float64(s.PowerMW) / 1000
 	}
@@ -29,6 +30,7 @@ func AddSamples(u *api.GPUUse, samples []Sample) {
 	u.MeanUtil = (u.MeanUtil*float64(u.Samples) + util) / float64(u.Samples+1)
 	u.Samples++
 	u.RecentUtil = util
+	u.RecentMaxUtil = top
 	u.MemBytes = mem
 	u.PeakMemBytes = max(u.PeakMemBytes, mem)
 	u.PowerWatts = power

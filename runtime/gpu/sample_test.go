@@ -17,11 +17,11 @@ func TestAddSamples(t *testing.T) {
 		want    api.GPUUse
 	}{
 		{[]Sample{{Util: 100, MemUsed: 10 << 30, PowerMW: 300000}, {Util: 50, MemUsed: 6 << 30, PowerMW: 200000}},
-			api.GPUUse{Samples: 1, MeanUtil: 75, RecentUtil: 75, MemBytes: 16 << 30, PeakMemBytes: 16 << 30, PowerWatts: 500}},
+			api.GPUUse{Samples: 1, MeanUtil: 75, RecentUtil: 75, RecentMaxUtil: 100, MemBytes: 16 << 30, PeakMemBytes: 16 << 30, PowerWatts: 500}},
 		{[]Sample{{Util: 0, MemUsed: 1 << 30}, {Util: 6, MemUsed: 1 << 30, PowerMW: 60000}},
-			api.GPUUse{Samples: 2, MeanUtil: 39, RecentUtil: 3, MemBytes: 2 << 30, PeakMemBytes: 16 << 30, PowerWatts: 60, IdleSamples: 1}},
+			api.GPUUse{Samples: 2, MeanUtil: 39, RecentUtil: 3, RecentMaxUtil: 6, MemBytes: 2 << 30, PeakMemBytes: 16 << 30, PowerWatts: 60, IdleSamples: 1}},
 		{[]Sample{{Util: 250}, {Util: 100}}, // a counter out of range counts as 100
-			api.GPUUse{Samples: 3, MeanUtil: 59.333333333333336, RecentUtil: 100, PeakMemBytes: 16 << 30, IdleSamples: 1}},
+			api.GPUUse{Samples: 3, MeanUtil: 59.333333333333336, RecentUtil: 100, RecentMaxUtil: 100, PeakMemBytes: 16 << 30, IdleSamples: 1}},
 	}
 	for i, s := range steps {
 		AddSamples(&u, s.samples)
