@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
@@ -52,4 +53,35 @@ func (s *supervisor) watchGPUs(ctx context.Context, watch WatchGPUsFunc) {
 			s.log.Error("cannot watch the GPUs' health", "err", err)
 		}
 	}()
+}
+
+// startNodeChecks runs the node health program once (under ctx, before
+// the first hello) and starts, under sctx, its periodic runs, the
+// sampling of the jobs' GPU use and the watch of the GPUs' health (NVML's
+// where the inventory came from it (source), else only what o injects).
+func (s *supervisor) startNodeChecks(ctx, sctx context.Context, o Options, source string) {
+	if rc := o.Config.Runtime; rc.HealthCheck != "" {
+		interval := rc.HealthCheckInterval
+		if interval <= 0 {
+			interval = conf.DefaultHealthCheckInterval
+		}
+		s.healthCheckOnce(ctx, rc.HealthCheck, min(healthCheckTimeout, interval))
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.watchHealthCheck(sctx, rc.HealthCheck, interval)
+		}()
+	}
+	if o.OpenSampler != nil || source == gpu.SourceNVML {
+		interval := o.Config.Runtime.GPUSampleInterval
+		if interval <= 0 {
+			interval = conf.DefaultGPUSampleInterval
+		}
+		s.startSampling(sctx, o.OpenSampler, interval)
+	}
+	if watch := o.WatchGPUs; watch != nil {
+		s.watchGPUs(sctx, watch)
+	} else if source == gpu.SourceNVML {
+		s.watchGPUs(sctx, gpu.WatchHealth)
+	}
 }

@@ -208,30 +208,7 @@ func Run(ctx context.Context, o Options) error {
 		defer sup.wg.Done()
 		sup.watchRuntime(sctx, heartbeat)
 	}()
-	if rc := o.Config.Runtime; rc.HealthCheck != "" {
-		interval := rc.HealthCheckInterval
-		if interval <= 0 {
-			interval = conf.DefaultHealthCheckInterval
-		}
-		sup.healthCheckOnce(ctx, rc.HealthCheck, min(healthCheckTimeout, interval))
-		sup.wg.Add(1)
-		go func() {
-			defer sup.wg.Done()
-			sup.watchHealthCheck(sctx, rc.HealthCheck, interval)
-		}()
-	}
-	if o.OpenSampler != nil || inv.Source == gpu.SourceNVML {
-		interval := o.Config.Runtime.GPUSampleInterval
-		if interval <= 0 {
-			interval = conf.DefaultGPUSampleInterval
-		}
-		sup.startSampling(sctx, o.OpenSampler, interval)
-	}
-	if watch := o.WatchGPUs; watch != nil {
-		sup.watchGPUs(sctx, watch)
-	} else if inv.Source == gpu.SourceNVML {
-		sup.watchGPUs(sctx, gpu.WatchHealth)
-	}
+	sup.startNodeChecks(ctx, sctx, o, inv.Source)
 
 	maxBackoff := o.MaxBackoff
 	if len(o.Config.Cluster.Controllers) > 1 && (maxBackoff <= 0 || maxBackoff > haMaxBackoff) {
