@@ -24,7 +24,9 @@ import (
 // faults the node reported until then are forgotten, a later one fences
 // again. The clearing is the controller's, in memory: a controller that
 // restarts fences again what the node daemon still reports (restart the
-// node daemon after the reset to forget them there too).
+// node daemon after the reset to forget them there too), and takes a fatal
+// one as new: a job placed on the GPU after the clearing is requeued once
+// more (not counted).
 
 // maxGPUFaults bounds the faults kept of one node: one per GPU and kind.
 const maxGPUFaults = 4 * 256
