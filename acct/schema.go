@@ -80,6 +80,20 @@ var migrations = [][]string{
 				SUM(preemptions)
 			FROM jobs GROUP BY (end_ms / 3600000) * 3600000, user_name, share, part`,
 	},
+	// 3: the GPU use of each job's last run, as its nodes sampled it: mean
+	// utilization (percent) and peak memory; the GPU-seconds sampled, at
+	// < 5% use, and times the utilization; the hourly sums of the last
+	// three (jobs recorded before have none: zero).
+	{
+		`ALTER TABLE jobs ADD COLUMN gpu_util DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN gpu_peak_mem BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN sampled_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN idle_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN util_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN sampled_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN idle_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN util_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the version Open brings a database to.

@@ -269,3 +269,23 @@ func TestIdleBorrowerReclaimed(t *testing.T) {
 		t.Fatalf("stop %+v, want the idle %s preempted", stop, idle)
 	}
 }
+
+// A finished job's history record keeps its last run's sampled GPU use:
+// mean utilization, peak memory, and its GPU-seconds split by the share
+// of idle samples and weighted by the utilization; a job never sampled
+// has none.
+func TestHistoryRecordGPUUse(t *testing.T) {
+	j := &job{Job: api.Job{ID: "5.t", EndTime: time.Unix(1000, 0), Share: "a", Partition: "gpu"}}
+	j.Acct.Owned, j.Acct.Borrowed = 3000, 1000
+	if r := historyRecord(j, ""); r.SampledGPUSeconds != 0 || r.GPUMeanUtil != 0 || r.Validate() != nil {
+		t.Errorf("unsampled: %+v (%v)", r, r.Validate())
+	}
+	j.GPUUse = &api.GPUUse{Samples: 10, IdleSamples: 4, MeanUtil: 30, PeakMemBytes: 7 << 30}
+	r := historyRecord(j, "")
+	if r.GPUMeanUtil != 30 || r.GPUPeakMem != 7<<30 || r.SampledGPUSeconds != 4000 || r.IdleGPUSeconds != 1600 || r.UtilGPUSeconds != 1200 {
+		t.Errorf("record %+v", r)
+	}
+	if err := r.Validate(); err != nil {
+		t.Error(err)
+	}
+}

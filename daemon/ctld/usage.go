@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"math"
 	"time"
 
 	"github.com/sharq-hpc/sharq/acct"
@@ -103,6 +104,15 @@ func historyRecord(j *job, stopping string) acct.Record {
 		Runs: j.Runs, Preemptions: j.Preemptions, ExitStatus: j.ExitStatus, Reason: j.Reason,
 		OwnedGPUSeconds: j.Acct.Owned, BorrowedGPUSeconds: j.Acct.Borrowed,
 		LostGPUSeconds: j.Acct.Lost, GraceGPUSeconds: j.Acct.Grace,
+	}
+	if u := j.GPUUse; u != nil && u.Samples > 0 {
+		// Its last run's sampled use, spread over all it held.
+		gs := j.Acct.Owned + j.Acct.Borrowed
+		r.GPUMeanUtil = min(max(u.MeanUtil, 0), 100)
+		r.GPUPeakMem = int64(min(u.PeakMemBytes, math.MaxInt64))
+		r.SampledGPUSeconds = gs
+		r.IdleGPUSeconds = gs * float64(min(u.IdleSamples, u.Samples)) / float64(u.Samples)
+		r.UtilGPUSeconds = gs * r.GPUMeanUtil / 100
 	}
 	// Where its last run ran (finish keeps Allocs; a job that never ran has none).
 	for _, a := range j.Allocs {
