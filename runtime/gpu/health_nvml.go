@@ -59,6 +59,7 @@ func watchHealth(ctx context.Context, l healthLib, h *Health, interval time.Dura
 		defer set.Free()
 	}
 	next := now()
+	lost := false // the last wait said a GPU is lost
 	for {
 		if !now().Before(next) {
 			for i := range n {
@@ -81,10 +82,21 @@ func watchHealth(ctx context.Context, l healthLib, h *Health, interval time.Dura
 		e, ret := set.Wait(uint32(wait / time.Millisecond))
 		switch ret {
 		case nvml.SUCCESS:
+			lost = false
 			w.event(e)
 		case nvml.ERROR_TIMEOUT:
+			lost = false
 		case nvml.ERROR_GPU_IS_LOST:
-			next = now() // find which at once
+			if !lost {
+				lost, next = true, now() // find which at once
+				break
+			}
+			// It keeps saying so (at once): wait as a timeout would have.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
 		default:
 			log.Warn("NVML event wait failed: GPUs are checked every interval only", "err", nvmlErr("event wait", ret), "interval", interval)
 			set.Free()

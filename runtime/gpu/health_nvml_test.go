@@ -155,6 +155,14 @@ func TestWatchHealthWithoutEvents(t *testing.T) {
 				d.(*server.Device).GetSupportedEventTypesFunc = func() (uint64, nvml.Return) { return nvml.EventTypeSingleBitEccError, nvml.SUCCESS }
 			}
 		}},
+		{"a GPU stays lost", func(s *server.Server) {
+			s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
+				return &mock.EventSet{
+					WaitFunc: func(uint32) (nvml.EventData, nvml.Return) { return nvml.EventData{}, nvml.ERROR_GPU_IS_LOST },
+					FreeFunc: func() nvml.Return { return nvml.SUCCESS },
+				}, nvml.SUCCESS
+			}
+		}},
 		{"wait fails", func(s *server.Server) {
 			s.EventSetCreateFunc = func() (nvml.EventSet, nvml.Return) {
 				return &mock.EventSet{
