@@ -153,6 +153,11 @@ type Job struct {
 	Stopping string  `json:"stopping,omitempty"`
 	Reason   string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
 	Allocs   []Alloc `json:"allocs,omitempty"`
+
+	// RerunWhy is why a job stopping with Stopping "rerun" goes back to
+	// its queue when it was not qrerun: a GPU fault, its idle GPUs.
+	RerunWhy string `json:"rerun_why,omitempty"`
+
 	// RequeueAt: a running job whose node is unreachable
 	// (ReasonNodeUnreachable) goes back to the queue then, once the node's
 	// job lease has surely run out, unless the node comes back first.

@@ -139,7 +139,7 @@ func (c *Controller) newGPUFault(n *node, f api.GPUFault, now time.Time) {
 			j.history(now, what+"; an interactive job cannot be run again: it goes on as far as it can")
 		default:
 			grace := c.grace(j)
-			j.Stopping, j.State = string(api.StopRerun), api.StateExiting
+			j.Stopping, j.State, j.RerunWhy = string(api.StopRerun), api.StateExiting, what
 			j.history(now, fmt.Sprintf("%s: stopping (SIGTERM, SIGKILL after %v), then back to the queue, not counted against the job", what, grace))
 			c.stopJobWithin(j, api.StopRerun, grace)
 		}

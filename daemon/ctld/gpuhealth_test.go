@@ -92,6 +92,12 @@ func TestSickGPUFenced(t *testing.T) {
 	}) {
 		t.Errorf("a's history does not tell of the GPU: %+v", j.History)
 	}
+	// Its requeue tells the fault, not qrerun.
+	if !slices.ContainsFunc(j.History, func(h api.HistoryEntry) bool {
+		return h.What == "requeued: rerun: GPU 0 of n1 unhealthy: Xid 79: GPU has fallen off the bus, exit status 143"
+	}) {
+		t.Errorf("a's requeue does not tell of the GPU: %+v", j.History)
+	}
 	if jb := tc.job(b); jb.State != api.StateRunning || !slices.ContainsFunc(jb.History, func(h api.HistoryEntry) bool {
 		return strings.Contains(h.What, "GPU 1 of n1 unhealthy: row remapping failed; the job goes on")
 	}) {

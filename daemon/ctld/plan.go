@@ -279,6 +279,7 @@ func timesWord(n int) string {
 func (c *Controller) backToQueue(j *job, now time.Time, what string) {
 	c.accountRun(j, now)
 	j.State, j.Allocs, j.parts, j.Stopping, j.Reason, j.RequeueAt = api.StateQueued, nil, nil, "", "", time.Time{}
+	j.RerunWhy = ""
 	// Where the core will prefer to restart it: the node holding its
 	// checkpoint, in a partition whose checkpoints are node-local.
 	if info, ok := c.core.Job(sched.JobID(j.ID)); ok && info.Job.PreferNode != j.CheckpointNode {
@@ -297,6 +298,7 @@ func (c *Controller) finish(j *job, now time.Time, status *int, reason, what str
 	stopping := j.Stopping
 	j.State, j.Reason, j.ExitStatus, j.EndTime = api.StateFinished, reason, status, now
 	j.parts, j.Stopping, j.RequeueAt = nil, "", time.Time{}
+	j.RerunWhy = ""
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.refund(j)
