@@ -35,6 +35,7 @@ type NodeMsg struct {
 	Start     *StartOrder  `json:"start,omitempty"`
 	Stop      *StopOrder   `json:"stop,omitempty"`
 	Signal    *SignalOrder `json:"signal,omitempty"`
+	Notice    *NoticeOrder `json:"notice,omitempty"` // MsgNotice (api/idle.go)
 	Error     string       `json:"error,omitempty"`
 	// Code (welcome): why the hello was refused, for the node to act on.
 	Code RefusalCode `json:"code,omitempty"`

@@ -155,6 +155,12 @@ type Partition struct {
 	// IdleThreshold 0: DefaultIdleThreshold.
 	IdleThreshold float64
 	IdleAfter     time.Duration
+	// IdleAction (IdleActionNone, IdleActionRequeue, IdleActionStop) is
+	// what the controller does to a job once it is marked IdleGPUs: only
+	// to a borrowing or interactive one unless IdleActionInQuota
+	// (daemon/ctld/idleaction.go).
+	IdleAction        IdleAction
+	IdleActionInQuota bool
 	// DefaultNCPUs is the CPUs per node of a job that names no ncpus;
 	// 0: its share of its node's CPUs (CPUs × its GPUs / the node's GPUs,
 	// rounded up; one for a job without GPUs), set when it starts.

@@ -12,7 +12,7 @@ var keys = map[string][]string{
 	"runtime":    {"containerd_socket", "namespace", "client_bin_dir", "health_check", "health_check_interval", "gpu_sample_interval"},
 	"accounting": {"backend", "path", "dsn", "retention", "sample_interval", "users_see_all"},
 	"scheduler":  {"fair_share", "usage_half_life", "backfill", "fair_preemption", "fair_preemption_after"},
-	"partition":  {"name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries", "node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network", "mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime", "default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu", "idle_threshold", "idle_after"},
+	"partition":  {"name", "nodes", "default_image", "preempt_grace", "max_preempt_grace", "max_walltime", "default_walltime", "preemption_retries", "node_failure_retries", "start_failure_retries", "pids_limit", "allow_user_namespaces", "network", "mounts", "host_image", "checkpoints", "interactive", "max_interactive_walltime", "default_ncpus", "default_mem_per_gpu", "default_mem_per_cpu", "idle_threshold", "idle_after", "idle_action", "idle_action_in_quota"},
 	"node":       {"names", "gpus", "cpus", "memory", "gpu_devices", "extra_devices", "checkpoint_root", "labels"},
 	"share":      {"name", "partition", "gpus", "strategy", "borrow_limit", "in_share_preemption", "users", "state", "priority_default", "fair_weight", "fair_share_users", "max_running_jobs_per_user", "max_gpus_per_user", "max_queued_jobs_per_user"},
 }

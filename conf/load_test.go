@@ -137,7 +137,7 @@ func TestGoodConfigs(t *testing.T) {
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
 				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone ||
 				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 ||
-				p.IdleThreshold != 10 || p.IdleAfter != 2*time.Hour {
+				p.IdleThreshold != 10 || p.IdleAfter != 2*time.Hour || p.IdleAction != IdleActionRequeue || !p.IdleActionInQuota {
 				t.Errorf("a100 = %+v", p)
 			}
 			if s := c.Share("y"); s == nil || s.MaxQueuedJobsPerUser != 200 {

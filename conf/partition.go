@@ -151,6 +151,7 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 		if t.has("idle_threshold") && p.IdleAfter == 0 {
 			t.warnf("idle_threshold", "has no effect without idle_after")
 		}
+		l.idleAction(t, &p.Partition)
 		if n, ok := t.integer("default_ncpus"); ok {
 			p.DefaultNCPUs = n
 			if n < 0 || n > MaxDefaultNCPUs {

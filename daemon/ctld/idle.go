@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/daemon/sched"
 )
@@ -14,8 +15,9 @@ import (
 // (gpuuse.go), is marked IdleGPUs: the core learns it (sched.JobIdle) and
 // takes it before busy jobs whenever it preempts (an owner reclaiming
 // lent GPUs takes idle borrowers first), and the job's history says so.
-// A sample at or above the threshold marks it busy again. Nothing else is
-// done to the job: it is never stopped for being idle.
+// A sample at or above the threshold marks it busy again. What the mark
+// shows, and the partition's idle_action (off by default), which stops
+// idle borrowing or interactive jobs, are in idleaction.go.
 
 // idleThreshold is the use, in percent, below which j's GPUs count idle.
 func (c *Controller) idleThreshold(j *job) float64 {
@@ -43,6 +45,9 @@ func (c *Controller) checkIdle(j *job, now time.Time) {
 		idle = u != nil && !u.lowSince.IsZero() && now.Sub(u.lowSince) >= p.IdleAfter
 	}
 	if idle == c.core.Idle(sched.JobID(j.ID)) {
+		if idle && c.idleActs(j, p) {
+			c.idleAct(j, p, now)
+		}
 		return
 	}
 	if err := c.core.Apply(sched.JobIdle{ID: sched.JobID(j.ID), Idle: idle}); err != nil {
@@ -52,8 +57,19 @@ func (c *Controller) checkIdle(j *job, now time.Time) {
 	if idle {
 		j.history(now, fmt.Sprintf("IdleGPUs: its GPUs stayed below %g%% use for %v: preemptions take it before busy jobs", c.idleThreshold(j), p.IdleAfter))
 		c.log.Info("job marked IdleGPUs", "job", j.ID, "share", j.Share)
+		if j.Reason == "" {
+			j.Reason = api.ReasonIdleGPUs
+		}
+		act := c.idleActs(j, p)
+		c.idleNotice(j, p, act)
+		if act {
+			c.idleAct(j, p, now)
+		}
 	} else {
 		j.history(now, "its GPUs are busy again: no longer IdleGPUs")
+		if j.Reason == api.ReasonIdleGPUs {
+			j.Reason = ""
+		}
 	}
 	c.markDirty(j.ID)
 }

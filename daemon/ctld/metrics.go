@@ -35,6 +35,7 @@ type metrics struct {
 	runtimeDrains prometheus.Counter
 	unhealthyGPUs *prometheus.GaugeVec
 	idleGPUs      *prometheus.GaugeVec
+	idleStops     *prometheus.CounterVec
 	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
@@ -88,7 +89,9 @@ func newMetrics() *metrics {
 	m.unhealthyGPUs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "node_unhealthy_gpus",
 		Help: "GPUs of the node fenced for a fault its node daemon found (Xid, ECC, row remap, lost): no new job gets them until sharqctl node resume."}, []string{"node", "partition"})
 	m.idleGPUs = gv("share_idle_gpus", "GPUs held by the share's running jobs whose GPUs were below 5% use at their last sample.")
-	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs, m.idleGPUs)
+	m.idleStops = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sharq", Name: "idle_stops_total",
+		Help: "Jobs stopped by their partition's idle_action, by share and action (requeue, stop)."}, []string{"share", "action"})
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs, m.idleGPUs, m.idleStops)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

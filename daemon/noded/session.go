@@ -210,7 +210,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
 	switch m.Type {
-	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSignal, api.MsgSession, api.MsgHeartbeat:
+	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSignal, api.MsgSession, api.MsgHeartbeat, api.MsgNotice:
 		if err := c.epochs.check(m.Epoch); err != nil {
 			c.log.Warn("order refused", "type", m.Type, "err", err)
 			return
@@ -242,6 +242,13 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		}
 		o := *m.Signal
 		s.serial.Do(o.JobID, func() { s.signal(o) })
+	case api.MsgNotice:
+		if m.Notice == nil {
+			c.log.Warn("notice message without a notice")
+			return
+		}
+		o := *m.Notice
+		s.serial.Do(o.JobID, func() { s.notice(o) })
 	case api.MsgRemove:
 		if m.Stop == nil {
 			c.log.Warn("remove message without a job id")
