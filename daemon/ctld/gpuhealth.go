@@ -22,11 +22,8 @@ import (
 // with its reason and time, sharq_node_unhealthy_gpus counts them, and
 // `sharqctl node resume NODE` clears them, after the GPU was reset: the
 // faults the node reported until then are forgotten, a later one fences
-// again. The clearing is the controller's, in memory: a controller that
-// restarts fences again what the node daemon still reports (restart the
-// node daemon after the reset to forget them there too), and takes a fatal
-// one as new: a job placed on the GPU after the clearing is requeued once
-// more (not counted).
+// again. The clearing outlives a controller restart: the spool keeps the
+// cleared faults (gpuclear.go).
 
 // maxGPUFaults bounds the faults kept of one node: one per GPU and kind.
 const maxGPUFaults = 4 * 256
@@ -90,10 +87,15 @@ func (c *Controller) gpuFaultsReported(n *node, reported []api.GPUFault, now tim
 		}
 	}
 	// Only what the node still reports is remembered.
+	forgot := false
 	for k := range g.cleared {
 		if !reportedKeys[k] {
 			delete(g.cleared, k)
+			forgot = true
 		}
+	}
+	if forgot {
+		c.clearedFaultsForgotten(n) // gpuclear.go
 	}
 	g.seen = reportedKeys
 	g.faults = kept
@@ -184,6 +186,9 @@ func (c *Controller) clearGPUFaults(n *node) {
 	c.log.Info("unhealthy GPUs cleared by an admin", "node", n.name, "gpus", len(n.gpu.faults))
 	n.gpu.faults = nil
 	c.fenceGPUs(n)
+	if err := c.saveClearedGPUFaults(); err != nil { // gpuclear.go
+		c.log.Error("spool the cleared GPU faults: a controller restart fences them again", "node", n.name, "err", err)
+	}
 }
 
 // gpuProblems are the lines sharqctl show nodes gives n's fenced GPUs.
