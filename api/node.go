@@ -150,6 +150,10 @@ type JobStateMsg struct {
 	// (its container runtime is down): the job is requeued, and the failure
 	// does not count against it.
 	NodeFault bool `json:"node_fault,omitempty"`
+	// GPUFault (failed, with NodeFault): a GPU of the order has a fault the
+	// controller had not read when it sent the order
+	// (daemon/noded/gpurefuse.go): not the container runtime's failure.
+	GPUFault bool `json:"gpu_fault,omitempty"`
 	// Refusal (failed): the job itself is refused (a path its user may
 	// not use): it fails at once instead of being retried.
 	Refusal StartRefusal `json:"refusal,omitempty"`

@@ -391,6 +391,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		c.runtimeWorks(n)
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
+		j.parts[nc.name].gpuFault = s.State == api.RunFailed && s.NodeFault && s.GPUFault
 		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
 		j.parts[nc.name].leaseStop = s.State == api.RunExited && s.Stop == api.StopLease
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == api.RunFailed, now)
@@ -442,7 +443,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		// start containers): not the job's fault, so it does not count;
 		// the node's is counted (runtimefail.go).
 		for name, q := range j.parts {
-			if q.startFailed && q.nodeFault {
+			if q.startFailed && q.nodeFault && !q.gpuFault { // a GPU's fault is fenced, not the runtime's
 				c.nodeFaultStart(c.node(name), q.err, now)
 			}
 		}

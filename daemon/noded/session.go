@@ -77,6 +77,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 		SelfTests: c.sup.selfTest.passed.Load(),
 		Error:     strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(), GPUFaults: c.sup.gpuHealth.Faults(),
 	}
+	c.sup.faultAcks.sent(hello.Seq, hello.GPUFaults) // gpurefuse.go
 	if err := c.send(nc, hello); err != nil {
 		return false, fmt.Errorf("node %s: hello: %w", c.node, err)
 	}
@@ -105,6 +106,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	if w.Lease > 0 {
 		c.sup.renewed(c.sup.lease.ack(w.Ack, w.Lease))
+		c.sup.faultAcks.ack(w.Ack)
 	} else {
 		c.sup.lease.drop()
 		c.log.Warn("the controller grants no job lease (it is older than this sharqd): the jobs here are not stopped when the node loses it")
@@ -172,6 +174,7 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 func (c *conn) heartbeat1(nc net.Conn) error {
 	m := api.NodeMsg{V: api.Version, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.nodeHealth(), Time: time.Now(), Seq: c.sup.lease.send(),
 		SelfTests: c.sup.selfTest.passed.Load(), GPUFaults: c.sup.gpuHealth.Faults(), GPUUse: c.sup.use.report()}
+	c.sup.faultAcks.sent(m.Seq, m.GPUFaults) // gpurefuse.go
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
 	}
@@ -266,6 +269,7 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		// The controller's acknowledgement renews the lease (lease.go).
 		if m.Lease > 0 {
 			s.renewed(s.lease.ack(m.Ack, m.Lease))
+			s.faultAcks.ack(m.Ack)
 		}
 	case api.MsgWelcome:
 	default:

@@ -87,6 +87,8 @@ type supervisor struct {
 
 	// gpuHealth holds the faults found on the node's GPUs (gpuhealth.go).
 	gpuHealth *gpu.Health
+	// faultAcks says which of them the controller has read (gpurefuse.go).
+	faultAcks gpuFaultAcks
 	// check is the node health program's verdict (healthcheck.go).
 	check *healthCheck
 	// use is the running jobs' GPU use (gpuuse.go).
@@ -134,6 +136,10 @@ func (s *supervisor) start(o *api.StartOrder) {
 	}
 	if why := s.health.get(); why != "" {
 		s.failNode(id, run, why)
+		return
+	}
+	if why := s.faultedGPU(o.GPUs); why != "" { // gpurefuse.go
+		s.failGPU(id, run, why)
 		return
 	}
 	if s.lease.state().due() {
