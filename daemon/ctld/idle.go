@@ -45,8 +45,14 @@ func (c *Controller) checkIdle(j *job, now time.Time) {
 		idle = u != nil && !u.lowSince.IsZero() && now.Sub(u.lowSince) >= p.IdleAfter
 	}
 	if idle == c.core.Idle(sched.JobID(j.ID)) {
-		if idle && c.idleActs(j, p) {
+		switch {
+		case idle && c.idleActs(j, p):
 			c.idleAct(j, p, now)
+		case !idle && j.Reason == api.ReasonIdleGPUs:
+			// A mark spooled before a controller restart (the core's is
+			// in memory): it comes back once the job is idle again.
+			j.Reason = ""
+			c.markDirty(j.ID)
 		}
 		return
 	}

@@ -145,3 +145,26 @@ func TestIdleAction(t *testing.T) {
 		})
 	}
 }
+
+// An IdleGPUs mark spooled with the job does not outlive a controller
+// restart as a stale Reason: the restarted controller, whose core has no
+// mark, takes it back at the job's first report as busy.
+func TestIdleReasonAfterRestart(t *testing.T) {
+	tc, n, ids := idleCluster(t, "", 2, false)
+	idle := ids[1]
+	idleFor(tc, n, ids, idle)
+	if j := tc.job(idle); j.Reason != api.ReasonIdleGPUs {
+		t.Fatalf("reason %q, want %s", j.Reason, api.ReasonIdleGPUs)
+	}
+	tc.restart()
+	if j := tc.job(idle); j.Reason != api.ReasonIdleGPUs {
+		t.Fatalf("reason after the restart %q, want the spooled %s", j.Reason, api.ReasonIdleGPUs)
+	}
+	n = tc.attachNodeWith("n1", nvmlInventory(8), api.RunningJob{JobID: ids[0]}, api.RunningJob{JobID: idle})
+	since := tc.clock.now()
+	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1", GPUUse: []api.JobGPUUse{{JobID: idle, GPUUse: api.GPUUse{Samples: 1, MeanUtil: 80, RecentUtil: 80, RecentMaxUtil: 80}}}})
+	tc.heard("n1", since)
+	if j := tc.job(idle); j.Reason != "" || j.State != api.StateRunning {
+		t.Fatalf("busy after the restart: %s, reason %q", j.State, j.Reason)
+	}
+}
