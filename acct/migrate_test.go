@@ -241,7 +241,7 @@ func TestSQLiteMigratesV2(t *testing.T) {
 func checkMigratesV2(t *testing.T, backend, dsn string) {
 	ctx := context.Background()
 	s := openV2(t, backend, dsn)
-	if v, err := s.Version(ctx); err != nil || v != acct.SchemaVersion || v != 3 {
+	if v, err := s.Version(ctx); err != nil || v != acct.SchemaVersion || v != 4 {
 		t.Fatalf("version after open: %d, %v; want %d", v, err, acct.SchemaVersion)
 	}
 	old, err := s.Jobs(ctx, acct.JobFilter{Detail: true})

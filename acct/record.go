@@ -2,6 +2,7 @@ package acct
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -66,6 +67,15 @@ type Record struct {
 	OwnedGPUSeconds, BorrowedGPUSeconds float64
 	LostGPUSeconds, GraceGPUSeconds     float64
 
+	// The GPU use of its last run, as its nodes sampled it (zero: not
+	// sampled): mean utilization in percent and peak memory in bytes
+	// (summed over its GPUs); the GPU-seconds sampled (all it held, when
+	// sampled at all), the part of them at < 5% use (by the share of idle
+	// samples) and their sum weighted by the utilization (efficiency =
+	// UtilGPUSeconds / SampledGPUSeconds).
+	GPUMeanUtil                                       float64
+	GPUPeakMem                                        int64
+	SampledGPUSeconds, IdleGPUSeconds, UtilGPUSeconds float64
 	// Detail is what the job was beyond its accounting (schema version 3;
 	// older rows have none). Jobs reads it only with JobFilter.Detail.
 	Detail Detail
@@ -97,6 +107,11 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("%w: job %s: %d allocations", ErrInvalid, r.ID, len(r.Allocs))
 	case r.End.IsZero():
 		return fmt.Errorf("%w: job %s: no end time", ErrInvalid, r.ID)
+	case !(r.GPUMeanUtil >= 0 && r.GPUMeanUtil <= 100) || r.GPUPeakMem < 0 ||
+		!(r.SampledGPUSeconds >= 0 && r.IdleGPUSeconds >= 0 && r.UtilGPUSeconds >= 0) ||
+		r.IdleGPUSeconds > r.SampledGPUSeconds*(1+1e-9) || r.UtilGPUSeconds > r.SampledGPUSeconds*(1+1e-9) ||
+		math.IsInf(r.SampledGPUSeconds, 0):
+		return fmt.Errorf("%w: job %s: GPU use out of range", ErrInvalid, r.ID)
 	}
 	if err := r.Detail.validate(r.ID); err != nil {
 		return err

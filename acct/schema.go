@@ -90,6 +90,20 @@ var migrations = [][]string{
 		`ALTER TABLE jobs ADD COLUMN events TEXT NOT NULL DEFAULT ''`,
 		`ALTER TABLE jobs ADD COLUMN spec TEXT NOT NULL DEFAULT ''`,
 	},
+	// 4: the GPU use of each job's last run, as its nodes sampled it: mean
+	// utilization (percent) and peak memory; the GPU-seconds sampled, at
+	// < 5% use, and times the utilization; the hourly sums of the last
+	// three (jobs recorded before have none: zero).
+	{
+		`ALTER TABLE jobs ADD COLUMN gpu_util DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN gpu_peak_mem BIGINT NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN sampled_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN idle_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE jobs ADD COLUMN util_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN sampled_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN idle_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+		`ALTER TABLE usage_hourly ADD COLUMN util_gs DOUBLE PRECISION NOT NULL DEFAULT 0`,
+	},
 }
 
 // SchemaVersion is the version Open brings a database to.

@@ -111,7 +111,7 @@ func (s *sqlStore) check() error {
 const jobColumns = `id, seq, array_parent, array_index, array_indices, name, user_name, uid, gid, share, part,
 	nodes, gpus_per_node, cpus_per_node, mem_per_node, walltime_ms, allocs,
 	submit_ms, eligible_ms, start_ms, end_ms, used_ms, runs, preemptions, exit_status, outcome, reason,
-	owned_gs, borrowed_gs, lost_gs, grace_gs`
+	owned_gs, borrowed_gs, lost_gs, grace_gs, gpu_util, gpu_peak_mem, sampled_gs, idle_gs, util_gs`
 
 var upsertJob = func() string {
 	all := jobColumns + ", " + detailColumns
@@ -161,7 +161,7 @@ func (s *sqlStore) Record(ctx context.Context, recs ...Record) error {
 	}
 	defer st.Close()
 	prev, err := tx.PrepareContext(ctx, s.q(`SELECT end_ms, user_name, share, part, array_indices, owned_gs, borrowed_gs,
-		lost_gs, grace_gs, preemptions FROM jobs WHERE id = ?`))
+		lost_gs, grace_gs, preemptions, sampled_gs, idle_gs, util_gs FROM jobs WHERE id = ?`))
 	if err != nil {
 		return fmt.Errorf("history %s: %w", s.where, err)
 	}
@@ -176,7 +176,7 @@ func (s *sqlStore) Record(ctx context.Context, recs ...Record) error {
 		// A record stored before leaves its hourly sums first.
 		var old hourly
 		switch err := prev.QueryRowContext(ctx, r.ID).Scan(&old.endMS, &old.user, &old.share, &old.part, &old.indices,
-			&old.owned, &old.borrowed, &old.lost, &old.grace, &old.preemptions); {
+			&old.owned, &old.borrowed, &old.lost, &old.grace, &old.preemptions, &old.sampled, &old.idle, &old.util); {
 		case err == nil:
 			if err := old.add(ctx, bump, -1); err != nil {
 				return fmt.Errorf("history %s: job %s: %w", s.where, r.ID, err)
@@ -195,12 +195,13 @@ func (s *sqlStore) Record(ctx context.Context, recs ...Record) error {
 			ms(r.Submit), ms(r.Eligible), ms(r.Start), ms(r.End), r.Used.Milliseconds(), r.Runs, r.Preemptions, exit,
 			string(r.Outcome), r.Reason,
 			r.OwnedGPUSeconds, r.BorrowedGPUSeconds, r.LostGPUSeconds, r.GraceGPUSeconds,
+			r.GPUMeanUtil, r.GPUPeakMem, r.SampledGPUSeconds, r.IdleGPUSeconds, r.UtilGPUSeconds,
 			script, env, deps, events, spec); err != nil {
 			return fmt.Errorf("history %s: record job %s: %w", s.where, r.ID, err)
 		}
 		h := hourly{endMS: ms(r.End), user: r.User, share: r.Share, part: r.Partition, indices: r.ArrayIndices,
 			owned: r.OwnedGPUSeconds, borrowed: r.BorrowedGPUSeconds, lost: r.LostGPUSeconds, grace: r.GraceGPUSeconds,
-			preemptions: int64(r.Preemptions)}
+			preemptions: int64(r.Preemptions), sampled: r.SampledGPUSeconds, idle: r.IdleGPUSeconds, util: r.UtilGPUSeconds}
 		if err := h.add(ctx, bump, 1); err != nil {
 			return fmt.Errorf("history %s: job %s: %w", s.where, r.ID, err)
 		}
@@ -214,10 +215,13 @@ func (s *sqlStore) Record(ctx context.Context, recs ...Record) error {
 const hourMS = int64(time.Hour / time.Millisecond)
 
 const upsertHourly = `INSERT INTO usage_hourly (hour_ms, user_name, share, part, jobs, owned_gs, borrowed_gs, lost_gs,
-	grace_gs, preemptions) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hour_ms, user_name, share, part) DO UPDATE SET
+	grace_gs, preemptions, sampled_gs, idle_gs, util_gs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (hour_ms, user_name, share, part) DO UPDATE SET
 	jobs = usage_hourly.jobs + excluded.jobs, owned_gs = usage_hourly.owned_gs + excluded.owned_gs,
 	borrowed_gs = usage_hourly.borrowed_gs + excluded.borrowed_gs, lost_gs = usage_hourly.lost_gs + excluded.lost_gs,
-	grace_gs = usage_hourly.grace_gs + excluded.grace_gs, preemptions = usage_hourly.preemptions + excluded.preemptions`
+	grace_gs = usage_hourly.grace_gs + excluded.grace_gs, preemptions = usage_hourly.preemptions + excluded.preemptions,
+	sampled_gs = usage_hourly.sampled_gs + excluded.sampled_gs, idle_gs = usage_hourly.idle_gs + excluded.idle_gs,
+	util_gs = usage_hourly.util_gs + excluded.util_gs`
 
 // hourly is one job's contribution to the hourly sums.
 type hourly struct {
@@ -225,6 +229,7 @@ type hourly struct {
 	user, share, part, indices   string
 	owned, borrowed, lost, grace float64
 	preemptions                  int64
+	sampled, idle, util          float64
 }
 
 // add adds (sign 1) or removes (sign -1) the job from its hour's sums.
@@ -235,7 +240,7 @@ func (h *hourly) add(ctx context.Context, bump *sql.Stmt, sign int64) error {
 	}
 	f := float64(sign)
 	_, err := bump.ExecContext(ctx, floorHour(h.endMS), h.user, h.share, h.part, jobs, f*h.owned, f*h.borrowed, f*h.lost,
-		f*h.grace, sign*h.preemptions)
+		f*h.grace, sign*h.preemptions, f*h.sampled, f*h.idle, f*h.util)
 	return err
 }
 
@@ -348,7 +353,8 @@ func (s *sqlStore) Jobs(ctx context.Context, f JobFilter) ([]Record, error) {
 		dest := []any{&r.ID, &seq, &r.ArrayParent, &r.ArrayIndex, &r.ArrayIndices, &r.Name, &r.User, &uid, &gid,
 			&r.Share, &r.Partition, &r.Nodes, &r.GPUsPerNode, &r.CPUsPerNode, &r.MemPerNode, &wall, &allocs,
 			&submit, &elig, &start, &end, &used, &r.Runs, &r.Preemptions, &exit, &outcome, &r.Reason,
-			&r.OwnedGPUSeconds, &r.BorrowedGPUSeconds, &r.LostGPUSeconds, &r.GraceGPUSeconds}
+			&r.OwnedGPUSeconds, &r.BorrowedGPUSeconds, &r.LostGPUSeconds, &r.GraceGPUSeconds,
+			&r.GPUMeanUtil, &r.GPUPeakMem, &r.SampledGPUSeconds, &r.IdleGPUSeconds, &r.UtilGPUSeconds}
 		if f.Detail {
 			dest = append(dest, &detail[0], &detail[1], &detail[2], &detail[3], &detail[4])
 		}
@@ -414,7 +420,7 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 			continue
 		}
 		query := `SELECT ` + col + `, ` + sp.jobs + `, SUM(owned_gs), SUM(borrowed_gs), SUM(lost_gs), SUM(grace_gs),
-			SUM(preemptions) FROM ` + sp.table + ` WHERE ` + sp.col + ` >= ? AND ` + sp.col + ` < ?`
+			SUM(preemptions), SUM(sampled_gs), SUM(idle_gs), SUM(util_gs) FROM ` + sp.table + ` WHERE ` + sp.col + ` >= ? AND ` + sp.col + ` < ?`
 		args := []any{sp.start, sp.end}
 		if q.User != "" {
 			query += ` AND user_name = ?`
@@ -435,6 +441,9 @@ func (s *sqlStore) Usage(ctx context.Context, q UsageQuery) ([]UsageRow, error) 
 		if r.Quota > 0 {
 			r.Utilization = r.InUse / r.Quota
 		}
+		if r.Sampled > 0 {
+			r.Efficiency = min(r.util/r.Sampled, 1)
+		}
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i].Key < out[k].Key })
@@ -453,8 +462,8 @@ func (s *sqlStore) sumUsage(ctx context.Context, query string, args []any, byKey
 	for rows.Next() {
 		var key string
 		var jobs, pre int64
-		var owned, borrowed, lost, grace float64
-		if err := rows.Scan(&key, &jobs, &owned, &borrowed, &lost, &grace, &pre); err != nil {
+		var owned, borrowed, lost, grace, sampled, idle, util float64
+		if err := rows.Scan(&key, &jobs, &owned, &borrowed, &lost, &grace, &pre, &sampled, &idle, &util); err != nil {
 			return fmt.Errorf("history %s: usage: %w", s.where, err)
 		}
 		r := byKey[key]
@@ -468,6 +477,9 @@ func (s *sqlStore) sumUsage(ctx context.Context, query string, args []any, byKey
 		r.Borrowed += borrowed / 3600
 		r.Lost += lost / 3600
 		r.Grace += grace / 3600
+		r.Sampled += sampled / 3600
+		r.Idle += idle / 3600
+		r.util += util / 3600
 	}
 	return rows.Err()
 }

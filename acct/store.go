@@ -121,6 +121,13 @@ type UsageRow struct {
 	Quota       float64 // quota GPU-hours (share) or capacity GPU-hours (partition)
 	InUse       float64 // GPU-hours held, as sampled
 	Utilization float64 // InUse / Quota; 0 when Quota is 0
+	// GPU use, as the nodes sampled it: the GPU-hours of sampled jobs, the
+	// part of them at < 5% use, and their efficiency (mean utilization,
+	// weighted by GPU-hours, 0..1; 0 when none was sampled).
+	Sampled    float64
+	Idle       float64
+	Efficiency float64
+	util       float64 // sampled GPU-hours times their utilization
 }
 
 func (q *UsageQuery) validate() error {

@@ -183,6 +183,11 @@ type Job struct {
 	Stopping string  `json:"stopping,omitempty"`
 	Reason   string  `json:"reason,omitempty"` // typed pending or failure reason, as the core names it
 	Allocs   []Alloc `json:"allocs,omitempty"`
+
+	// RerunWhy is why a job stopping with Stopping "rerun" goes back to
+	// its queue when it was not qrerun: a GPU fault, its idle GPUs.
+	RerunWhy string `json:"rerun_why,omitempty"`
+
 	// RequeueAt: a running job whose node is unreachable
 	// (ReasonNodeUnreachable) goes back to the queue then, once the node's
 	// job lease has surely run out, unless the node comes back first.
@@ -219,6 +224,12 @@ type Job struct {
 	History []HistoryEntry `json:"history,omitempty"`
 	// Acct is the job's accounting (see Usage).
 	Acct Usage `json:"acct,omitzero"`
+	// GPUUse is how its last run used its GPUs, as its nodes sampled them
+	// (api/gpuuse.go); nil before the first sample.
+	GPUUse *GPUUse `json:"gpu_use,omitempty"`
+	// GPURun is a finished job's last run's GPU use, as its history keeps
+	// it (set when it finishes; nil: never sampled).
+	GPURun *GPURun `json:"gpu_run,omitempty"`
 }
 
 // DefaultUmask is a job's umask unless it asks for another (qsub -W

@@ -40,6 +40,7 @@ type NodeMsg struct {
 	Start     *StartOrder  `json:"start,omitempty"`
 	Stop      *StopOrder   `json:"stop,omitempty"`
 	Signal    *SignalOrder `json:"signal,omitempty"`
+	Notice    *NoticeOrder `json:"notice,omitempty"` // MsgNotice (api/idle.go)
 	Error     string       `json:"error,omitempty"`
 	// Code (welcome): why the hello was refused, for the node to act on.
 	Code RefusalCode `json:"code,omitempty"`
@@ -52,6 +53,13 @@ type NodeMsg struct {
 	// while the node is drained for its runtime (RuntimeFailing) clears
 	// the drain.
 	SelfTests uint64 `json:"self_tests,omitempty"`
+	// GPUFaults (hello, heartbeat) are the GPUs the node daemon found
+	// sick (api/gpuhealth.go), one entry per GPU and kind; none: all
+	// healthy, or a daemon that does not watch them.
+	GPUFaults []GPUFault `json:"gpu_faults,omitempty"`
+	// GPUUse (heartbeat) is the GPU use of the runs the node runs, one
+	// entry each, as sampled so far (api/gpuuse.go).
+	GPUUse []JobGPUUse `json:"gpu_use,omitempty"`
 	// Unlisted (hello): the node could not list its containers, so Running
 	// says nothing; the controller keeps the runs it believes are there.
 	// The node says hello again once it can list them.
@@ -147,6 +155,10 @@ type JobStateMsg struct {
 	// (its container runtime is down): the job is requeued, and the failure
 	// does not count against it.
 	NodeFault bool `json:"node_fault,omitempty"`
+	// GPUFault (failed, with NodeFault): a GPU of the order has a fault the
+	// controller had not read when it sent the order
+	// (daemon/noded/gpurefuse.go): not the container runtime's failure.
+	GPUFault bool `json:"gpu_fault,omitempty"`
 	// Refusal (failed): the job itself is refused (a path its user may
 	// not use): it fails at once instead of being retried.
 	Refusal StartRefusal `json:"refusal,omitempty"`

@@ -43,6 +43,12 @@ type UsageRow struct {
 	Quota       float64 `json:"quota_gpu_h"`
 	InUse       float64 `json:"in_use_gpu_h"`
 	Utilization float64 `json:"utilization"`
+	// GPU use as the nodes sampled it: the GPU-hours of sampled jobs,
+	// the part of them at < 5% use, and their efficiency (mean
+	// utilization weighted by GPU-hours, 0..1).
+	Sampled    float64 `json:"sampled_gpu_h,omitempty"`
+	Idle       float64 `json:"idle_gpu_h,omitempty"`
+	Efficiency float64 `json:"gpu_efficiency,omitempty"`
 }
 
 // UsagePoint is a share's average GPUs in use over one step of a usage

@@ -248,6 +248,9 @@ type NodeStatus struct {
 	Problems  []string   `json:"problems,omitempty"` // e.g. NVML disagrees with the config
 	Comment   string     `json:"comment,omitempty"`  // an admin's (pbsnodes -C)
 	LastSeen  time.Time  `json:"last_seen,omitzero"`
+	// UnhealthyGPUs are the node's fenced GPUs, a fault each (Problems
+	// says the same in words).
+	UnhealthyGPUs []GPUFault `json:"unhealthy_gpus,omitempty"`
 }
 
 // ControllerStatus is one sharqctld of the cluster (sharqctl show

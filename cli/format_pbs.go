@@ -64,6 +64,13 @@ func pbsJobAttrs(j *api.Job, loc *time.Location) []pbsAttr {
 	}
 	add("Job_Owner", owner)
 	if !j.StartTime.IsZero() {
+		if u := j.GPUUse; u != nil && u.Samples > 0 {
+			// sharq's: the GPUs' mean and last sampled utilization
+			// (percent) and peak memory (api.GPUUse).
+			res("resources_used", "gpu_mem", conf.FormatSize(int64(min(u.PeakMemBytes, 1<<62))))
+			res("resources_used", "gpu_util", strconv.FormatFloat(u.MeanUtil, 'f', 0, 64))
+			res("resources_used", "gpu_util_recent", strconv.FormatFloat(u.RecentUtil, 'f', 0, 64))
+		}
 		res("resources_used", "ncpus", strconv.Itoa(n*max(r.CPUsPerNode, 1)))
 		res("resources_used", "ngpus", strconv.Itoa(n*r.GPUsPerNode))
 		res("resources_used", "walltime", FormatHMS(j.Used))

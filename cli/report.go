@@ -192,7 +192,7 @@ func hoursCSV(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 // usageColumns are a usage report's columns; share and partition reports
 // also have the sampled ones.
 func usageColumns(by string) []string {
-	cols := []string{by, "jobs", "owned_gpu_h", "borrowed_gpu_h", "lost_gpu_h", "grace_gpu_h", "preemptions"}
+	cols := []string{by, "jobs", "owned_gpu_h", "borrowed_gpu_h", "lost_gpu_h", "grace_gpu_h", "preemptions", "idle_gpu_h", "gpu_efficiency"}
 	if by != "user" {
 		cols = append(cols, "lent_gpu_h", "in_use_gpu_h", "quota_gpu_h", "utilization")
 		if by == "partition" {
@@ -203,8 +203,12 @@ func usageColumns(by string) []string {
 }
 
 func usageValues(by string, r api.UsageRow, hours func(float64) string) []string {
+	eff := "-" // nothing sampled
+	if r.Sampled > 0 {
+		eff = strconv.FormatFloat(100*r.Efficiency, 'f', 1, 64) + "%"
+	}
 	v := []string{r.Key, strconv.Itoa(r.Jobs), hours(r.Owned), hours(r.Borrowed), hours(r.Lost), hours(r.Grace),
-		strconv.Itoa(r.Preemptions)}
+		strconv.Itoa(r.Preemptions), hours(r.Idle), eff}
 	if by != "user" {
 		v = append(v, hours(r.Lent), hours(r.InUse), hours(r.Quota), strconv.FormatFloat(100*r.Utilization, 'f', 1, 64)+"%")
 	}
@@ -218,6 +222,10 @@ func writeUsageCSV(w io.Writer, by string, rows []api.UsageRow) error {
 	cw.Write(usageColumns(by))
 	for _, r := range rows {
 		v := usageValues(by, r, hoursCSV)
+		v[8] = "" // gpu_efficiency: a fraction, empty when nothing was sampled
+		if r.Sampled > 0 {
+			v[8] = strconv.FormatFloat(r.Efficiency, 'f', 4, 64)
+		}
 		if by != "user" {
 			v[len(v)-1] = strconv.FormatFloat(r.Utilization, 'f', 4, 64)
 		}
@@ -236,6 +244,8 @@ func writeUsageTable(w io.Writer, by string, rows []api.UsageRow, sys *Sys) erro
 		{Head: []string{"GPU-h", "Lost"}, Width: 9, Right: true},
 		{Head: []string{"GPU-h", "Grace"}, Width: 8, Right: true},
 		{Head: []string{"", "Preempted"}, Width: 9, Right: true},
+		{Head: []string{"GPU-h", "Idle<5%"}, Width: 8, Right: true},
+		{Head: []string{"GPU", "Eff"}, Width: 6, Right: true},
 	}}
 	if by != "user" {
 		q := "Quota"

@@ -105,21 +105,26 @@ func TestReportRequests(t *testing.T) {
 }
 
 func TestUsageOutputs(t *testing.T) {
-	rows := []api.UsageRow{{Key: "nlp", Jobs: 3, Owned: 1.5, Borrowed: 0.25, Lost: 0.125, Preemptions: 1, Lent: 2, InUse: 1.75, Quota: 3, Utilization: 0.5833}}
+	rows := []api.UsageRow{{Key: "nlp", Jobs: 3, Owned: 1.5, Borrowed: 0.25, Lost: 0.125, Preemptions: 1, Lent: 2, InUse: 1.75, Quota: 3, Utilization: 0.5833},
+		{Key: "vision", Jobs: 1, Owned: 4, Sampled: 4, Idle: 1.5, Efficiency: 0.25}}
 	var b bytes.Buffer
 	if err := writeUsageCSV(&b, "share", rows); err != nil {
 		t.Fatal(err)
 	}
-	want := "share,jobs,owned_gpu_h,borrowed_gpu_h,lost_gpu_h,grace_gpu_h,preemptions,lent_gpu_h,in_use_gpu_h,quota_gpu_h,utilization\n" +
-		"nlp,3,1.5000,0.2500,0.1250,0.0000,1,2.0000,1.7500,3.0000,0.5833\n"
+	want := "share,jobs,owned_gpu_h,borrowed_gpu_h,lost_gpu_h,grace_gpu_h,preemptions,idle_gpu_h,gpu_efficiency,lent_gpu_h,in_use_gpu_h,quota_gpu_h,utilization\n" +
+		"nlp,3,1.5000,0.2500,0.1250,0.0000,1,0.0000,,2.0000,1.7500,3.0000,0.5833\n" +
+		"vision,1,4.0000,0.0000,0.0000,0.0000,0,1.5000,0.2500,0.0000,0.0000,0.0000,0.0000\n"
 	if b.String() != want {
 		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
 	}
 	b.Reset()
-	if err := writeUsageTable(&b, "user", []api.UsageRow{{Key: "alice", Jobs: 1, Owned: 2}}, &Sys{}); err != nil {
+	if err := writeUsageTable(&b, "user", []api.UsageRow{{Key: "alice", Jobs: 1, Owned: 2}, {Key: "bob", Jobs: 1, Owned: 4, Sampled: 4, Idle: 1.5, Efficiency: 0.25}}, &Sys{}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "alice") || strings.Contains(b.String(), "Lent") || !strings.Contains(b.String(), "total: 1 jobs, 2.00 GPU-h owned") {
+	if !strings.Contains(b.String(), "Idle<5%") || !strings.Contains(b.String(), "1.50") || !strings.Contains(b.String(), "25.0%") {
+		t.Fatalf("user table without the GPU use columns:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "alice") || strings.Contains(b.String(), "Lent") || !strings.Contains(b.String(), "total: 2 jobs, 6.00 GPU-h owned") {
 		t.Fatalf("user table:\n%s", b.String())
 	}
 }

@@ -197,6 +197,27 @@ func (l *loader) runtime(t *table) Runtime {
 	r := Runtime{ContainerdSocket: DefaultContainerdSocket, Namespace: DefaultNamespace, ClientBinDir: DefaultClientBinDir}
 	r.ContainerdSocket = t.socketPath("containerd_socket", r.ContainerdSocket)
 	r.ClientBinDir = t.absPath("client_bin_dir", r.ClientBinDir)
+	r.HealthCheck = t.absPath("health_check", "")
+	if r.HealthCheck != "" && filepath.Clean(r.HealthCheck) != r.HealthCheck {
+		t.errf("health_check", "%q is not a clean path", r.HealthCheck)
+	}
+	r.GPUSampleInterval = DefaultGPUSampleInterval
+	if d, ok := t.duration("gpu_sample_interval", DefaultGPUSampleInterval); ok {
+		if d < time.Second || d > time.Hour {
+			t.errf("gpu_sample_interval", "%v is out of range (1s to 1h)", d)
+		}
+		r.GPUSampleInterval = d
+	}
+	r.HealthCheckInterval = DefaultHealthCheckInterval
+	if d, ok := t.duration("health_check_interval", DefaultHealthCheckInterval); ok {
+		switch {
+		case d < MinHealthCheckInterval || d > 24*time.Hour:
+			t.errf("health_check_interval", "%v is out of range (%v to 24h)", d, MinHealthCheckInterval)
+		case r.HealthCheck == "":
+			t.warnf("health_check_interval", "has no effect without health_check")
+		}
+		r.HealthCheckInterval = d
+	}
 	if ns, ok := t.str("namespace"); ok {
 		r.Namespace = ns
 		if len(ns) > 76 || !namespaceRE().MatchString(ns) {

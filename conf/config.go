@@ -98,6 +98,15 @@ type Runtime struct {
 	// ClientBinDir holds the client commands (qsub, qstat, ...), static
 	// binaries that sharqd bind-mounts read-only into every job.
 	ClientBinDir string
+	// HealthCheck is the node health program sharqd runs at start and
+	// every HealthCheckInterval ("" = none): a non-zero exit keeps new
+	// jobs off the node, with its first output line as the reason, until
+	// a run succeeds (daemon/noded/healthcheck.go).
+	HealthCheck         string
+	HealthCheckInterval time.Duration
+	// GPUSampleInterval is how often sharqd samples each job's GPUs
+	// through NVML (daemon/noded/gpuuse.go).
+	GPUSampleInterval time.Duration
 }
 
 // Partition is a [[partition]] block.
@@ -147,6 +156,18 @@ type Partition struct {
 	// MaxInteractiveWalltime caps an interactive job's walltime and is
 	// the walltime of one that names none; 0 = only MaxWalltime.
 	MaxInteractiveWalltime time.Duration
+	// The idle policy (daemon/ctld/idle.go; off while IdleAfter is 0): a
+	// running job whose GPUs all stayed below IdleThreshold percent use
+	// for IdleAfter is marked IdleGPUs, and reclaims take it first.
+	// IdleThreshold 0: DefaultIdleThreshold.
+	IdleThreshold float64
+	IdleAfter     time.Duration
+	// IdleAction (IdleActionNone, IdleActionRequeue, IdleActionStop) is
+	// what the controller does to a job once it is marked IdleGPUs: only
+	// to a borrowing or interactive one unless IdleActionInQuota
+	// (daemon/ctld/idleaction.go).
+	IdleAction        IdleAction
+	IdleActionInQuota bool
 	// DefaultNCPUs is the CPUs per node of a job that names no ncpus;
 	// 0: its share of its node's CPUs (CPUs × its GPUs / the node's GPUs,
 	// rounded up; one for a job without GPUs), set when it starts.
@@ -231,6 +252,14 @@ const (
 	DefaultClientBinDir      = "/usr/local/bin"
 	DefaultPreemptGrace      = 30 * time.Second
 	DefaultMaxPreemptGrace   = time.Hour
+	// DefaultHealthCheckInterval is how often a node runs its health_check.
+	DefaultHealthCheckInterval = 5 * time.Minute
+	// MinHealthCheckInterval bounds health_check_interval from below.
+	MinHealthCheckInterval = 10 * time.Second
+	// DefaultIdleThreshold is a partition's idle_threshold, in percent.
+	DefaultIdleThreshold = 5
+	// DefaultGPUSampleInterval is how often a node samples its jobs' GPUs.
+	DefaultGPUSampleInterval = 30 * time.Second
 	// DefaultMaxJobBytesPerUser: some 30,000 small held jobs of one user.
 	DefaultMaxJobBytesPerUser = 64 << 20
 	// MinMaxJobBytesPerUser: below it a user's one large job would not fit.

@@ -79,7 +79,7 @@ func TestGoodConfigs(t *testing.T) {
 			if !reflect.DeepEqual(c.Cluster, want) {
 				t.Errorf("cluster\n got %+v\nwant %+v", c.Cluster, want)
 			}
-			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir}) {
+			if c.Runtime != (Runtime{DefaultContainerdSocket, "sharq", DefaultClientBinDir, "", DefaultHealthCheckInterval, DefaultGPUSampleInterval}) {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			wantP := []Partition{{Name: "gpu", Nodes: []string{"n1", "n2"}, PreemptGrace: 30 * time.Second, MaxPreemptGrace: time.Hour, PreemptionRetries: -1,
@@ -129,14 +129,15 @@ func TestGoodConfigs(t *testing.T) {
 				cl.MaxJobBytesPerUser != 256<<20 {
 				t.Errorf("cluster = %+v", cl)
 			}
-			if c.Runtime.Namespace != "k8s.io" {
+			if c.Runtime.Namespace != "k8s.io" || c.Runtime.HealthCheck != "/usr/sbin/nhc" || c.Runtime.HealthCheckInterval != 2*time.Minute || c.Runtime.GPUSampleInterval != 10*time.Second {
 				t.Errorf("runtime = %+v", c.Runtime)
 			}
 			p := c.Partition("a100")
 			if p == nil || !reflect.DeepEqual(p.Nodes, []string{"a1", "a2", "a3", "a7", "b5"}) ||
 				p.PreemptGrace != time.Minute || p.MaxWalltime != 72*time.Hour || p.PreemptionRetries != 2 ||
 				p.DefaultImage != "reg.example/img:1" || p.PidsLimit != 512 || !p.AllowUserNamespaces || p.Network != NetworkNone ||
-				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 {
+				p.DefaultNCPUs != 12 || p.DefaultMemPerGPU != 100<<30 || p.DefaultMemPerCPU != 3<<30 ||
+				p.IdleThreshold != 10 || p.IdleAfter != 2*time.Hour || p.IdleAction != IdleActionRequeue || !p.IdleActionInQuota {
 				t.Errorf("a100 = %+v", p)
 			}
 			if s := c.Share("y"); s == nil || s.MaxQueuedJobsPerUser != 200 {

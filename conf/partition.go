@@ -1,6 +1,8 @@
 package conf
 
 import (
+	"time"
+
 	"github.com/sharq-hpc/sharq/policy"
 )
 
@@ -141,6 +143,22 @@ func (l *loader) partitions(ts []*table) []*partBlock {
 				t.errf("max_interactive_walltime", "set, but interactive = false")
 			}
 		}
+		if n, ok := t.integer("idle_threshold"); ok {
+			p.IdleThreshold = float64(n)
+			if n < 1 || n > 100 {
+				t.errf("idle_threshold", "%d is out of range 1..100 (percent of GPU use)", n)
+			}
+		}
+		if d, ok := t.duration("idle_after", 0); ok {
+			p.IdleAfter = d
+			if d < time.Minute || d > 30*24*time.Hour {
+				t.errf("idle_after", "%v is out of range (1m to 30d; leave it out for no idle policy)", d)
+			}
+		}
+		if t.has("idle_threshold") && p.IdleAfter == 0 {
+			t.warnf("idle_threshold", "has no effect without idle_after")
+		}
+		l.idleAction(t, &p.Partition)
 		if n, ok := t.integer("default_ncpus"); ok {
 			p.DefaultNCPUs = n
 			if n < 0 || n > MaxDefaultNCPUs {

@@ -84,6 +84,7 @@ func full(id string) acct.Record {
 		Submit: base, Eligible: base.Add(time.Second), Start: base.Add(time.Minute), End: base.Add(time.Hour),
 		Used: 59 * time.Minute, Runs: 2, Preemptions: 1, ExitStatus: intp(0), Outcome: acct.Completed, Reason: "",
 		OwnedGPUSeconds: 8 * 3000, BorrowedGPUSeconds: 8 * 540, LostGPUSeconds: 8 * 600, GraceGPUSeconds: 8 * 30,
+		GPUMeanUtil: 37.5, GPUPeakMem: 300 << 30, SampledGPUSeconds: 8 * 3540, IdleGPUSeconds: 8 * 354, UtilGPUSeconds: 8 * 1327.5,
 	}
 }
 
@@ -248,6 +249,11 @@ func invalidBatchIsAtomic(t *testing.T, s acct.Store) {
 				r.Detail.Env[strconv.Itoa(i)] = ""
 			}
 		}},
+		{"gpu util over 100", func(r *acct.Record) { r.GPUMeanUtil = 101 }},
+		{"gpu util NaN", func(r *acct.Record) { r.GPUMeanUtil = math.NaN() }},
+		{"negative peak memory", func(r *acct.Record) { r.GPUPeakMem = -1 }},
+		{"idle beyond sampled", func(r *acct.Record) { r.IdleGPUSeconds = r.SampledGPUSeconds + 1 }},
+		{"infinite sampled", func(r *acct.Record) { r.SampledGPUSeconds = math.Inf(1) }},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -316,6 +322,11 @@ func genRecords(rng *rand.Rand, n int) []acct.Record {
 			r.Outcome, r.Reason = acct.Deleted, "Deleted"
 		}
 		r.Allocs = []acct.Alloc{{Node: fmt.Sprintf("gpu%02d", rng.IntN(16)), GPUs: []int{0}}}
+		if rng.IntN(3) > 0 { // its GPUs were sampled
+			r.GPUMeanUtil, r.GPUPeakMem = 100*rng.Float64(), rng.Int64N(80<<30)
+			r.SampledGPUSeconds, r.IdleGPUSeconds = gs, gs*rng.Float64()
+			r.UtilGPUSeconds = gs * r.GPUMeanUtil / 100
+		}
 		recs[i] = r
 	}
 	return recs
@@ -453,6 +464,14 @@ func usageMatchesRecords(t *testing.T, s acct.Store) {
 						w.Lost += r.LostGPUSeconds / 3600
 						w.Grace += r.GraceGPUSeconds / 3600
 						w.Preemptions += r.Preemptions
+						w.Sampled += r.SampledGPUSeconds / 3600
+						w.Idle += r.IdleGPUSeconds / 3600
+						w.Efficiency += r.UtilGPUSeconds / 3600 // divided below
+					}
+					for _, w := range want {
+						if w.Sampled > 0 {
+							w.Efficiency /= w.Sampled
+						}
 					}
 					got, err := s.Usage(ctx, acct.UsageQuery{Start: start, End: end, By: by, User: user})
 					if err != nil {
@@ -467,7 +486,8 @@ func usageMatchesRecords(t *testing.T, s acct.Store) {
 						}
 						w := want[g.Key]
 						if w == nil || g.Jobs != w.Jobs || g.Preemptions != w.Preemptions || !near(g.Owned, w.Owned) ||
-							!near(g.Borrowed, w.Borrowed) || !near(g.Lost, w.Lost) || !near(g.Grace, w.Grace) {
+							!near(g.Borrowed, w.Borrowed) || !near(g.Lost, w.Lost) || !near(g.Grace, w.Grace) ||
+							!near(g.Sampled, w.Sampled) || !near(g.Idle, w.Idle) || !near(g.Efficiency, w.Efficiency) {
 							t.Fatalf("row %q:\n got %+v\nwant %+v", g.Key, g, w)
 						}
 					}

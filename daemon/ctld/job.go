@@ -29,6 +29,7 @@ type part struct {
 	exited      bool
 	startFailed bool
 	nodeFault   bool // the start failed because of the node (api.JobStateMsg.NodeFault)
+	gpuFault    bool // ... because of a GPU fault it found (api.JobStateMsg.GPUFault)
 	refused     bool // the node refused the job itself (api.JobStateMsg.Refusal): no retry
 	leaseStop   bool // the node stopped it as its job lease ran out (api.StopLease)
 	status      int

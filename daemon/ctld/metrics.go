@@ -33,6 +33,9 @@ type metrics struct {
 	pendingReason *prometheus.GaugeVec
 	nodeUp        *prometheus.GaugeVec
 	runtimeDrains prometheus.Counter
+	unhealthyGPUs *prometheus.GaugeVec
+	idleGPUs      *prometheus.GaugeVec
+	idleStops     *prometheus.CounterVec
 	spoolErrors   prometheus.Counter
 	// The job history writer.
 	historyQueue   prometheus.Gauge
@@ -83,7 +86,12 @@ func newMetrics() *metrics {
 		Help: "Failed spool writes (the controller stops after one; a restart recovers)."})
 	m.runtimeDrains = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "sharq", Name: "node_runtime_drains_total",
 		Help: "Nodes drained because their container runtime failed to start jobs (RuntimeFailing in sharqctl show nodes)."})
-	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains)
+	m.unhealthyGPUs = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "sharq", Name: "node_unhealthy_gpus",
+		Help: "GPUs of the node fenced for a fault its node daemon found (Xid, ECC, row remap, lost): no new job gets them until sharqctl node resume."}, []string{"node", "partition"})
+	m.idleGPUs = gv("share_idle_gpus", "GPUs held by the share's running jobs whose GPUs were below 5% use at their last sample.")
+	m.idleStops = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "sharq", Name: "idle_stops_total",
+		Help: "Jobs stopped by their partition's idle_action, by share and action (requeue, stop)."}, []string{"share", "action"})
+	m.reg.MustRegister(m.pendingReason, m.nodeUp, m.spoolErrors, m.runtimeDrains, m.unhealthyGPUs, m.idleGPUs, m.idleStops)
 	m.reg.MustRegister(m.quota, m.inUse, m.borrowed, m.lent, m.pending, m.running, m.fairUsage, m.preemptions, m.submitted,
 		m.passSeconds, m.spoolWrite, m.startLatency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -137,7 +145,9 @@ func (c *Controller) updateJobMetrics(now time.Time) {
 			up = 1 // a silent node is down, though the core still holds its jobs
 		}
 		c.met.nodeUp.WithLabelValues(n.Name, n.Partition).Set(up)
+		c.met.unhealthyGPUs.WithLabelValues(n.Name, n.Partition).Set(float64(len(c.core.FencedGPUs(n.Name))))
 	}
+	c.updateIdleMetrics()
 }
 
 func (m *metrics) serve(ctx context.Context, l net.Listener) error {

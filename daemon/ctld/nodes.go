@@ -46,6 +46,8 @@ type node struct {
 	// selfTests is the count of runtime self-tests the node daemon last
 	// reported passed (api.NodeMsg.SelfTests).
 	selfTests uint64
+	// gpu is what the node reported of its GPUs' health (gpuhealth.go).
+	gpu gpuHealth
 }
 
 // disconnect closes n's connection, if it has one.
@@ -148,6 +150,7 @@ func (c *Controller) nodeHello(nc *nodeConn, h *api.NodeMsg) error {
 
 	c.setHealth(n, h.Health)
 	c.selfTested(n, h.SelfTests)
+	c.gpuFaultsReported(n, h.GPUFaults, now)
 
 	has := map[string]api.RunningJob{}
 	for _, r := range h.Running {
@@ -217,6 +220,8 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 	if m.Type == api.MsgHeartbeat {
 		c.setHealth(n, m.Health)
 		c.selfTested(n, m.SelfTests)
+		c.gpuFaultsReported(n, m.GPUFaults, now)
+		c.gpuUseReported(n, m.GPUUse, now)
 		c.retryRuntime(n, now)
 		if m.Seq > 0 {
 			nc.acknowledge(m.Seq) // after lastSeen: the node's lease runs from before it
@@ -241,6 +246,7 @@ func (c *Controller) nodeMessage(nc *nodeConn, m *api.NodeMsg) {
 		c.runtimeWorks(n)
 	case api.RunExited, api.RunFailed:
 		j.parts[nc.name].nodeFault = s.State == api.RunFailed && s.NodeFault
+		j.parts[nc.name].gpuFault = s.State == api.RunFailed && s.NodeFault && s.GPUFault
 		j.parts[nc.name].refused = s.State == api.RunFailed && s.Refusal != api.StartMayRetry
 		j.parts[nc.name].leaseStop = s.State == api.RunExited && s.Stop == api.StopLease
 		c.partExited(j, nc.name, s.ExitStatus, s.Error, s.State == api.RunFailed, now)
@@ -292,7 +298,7 @@ func (c *Controller) partExited(j *job, nodeName string, status int, errText str
 		// start containers): not the job's fault, so it does not count;
 		// the node's is counted (runtimefail.go).
 		for name, q := range j.parts {
-			if q.startFailed && q.nodeFault {
+			if q.startFailed && q.nodeFault && !q.gpuFault { // a GPU's fault is fenced, not the runtime's
 				c.nodeFaultStart(c.node(name), q.err, now)
 			}
 		}
@@ -462,6 +468,8 @@ func (c *Controller) nodeStatus() []api.NodeStatus {
 			if n.runtimeFail != "" {
 				st.Problems = append([]string{n.runtimeFail}, st.Problems...)
 			}
+			st.Problems = append(st.Problems, n.gpuProblems()...)
+			st.UnhealthyGPUs = slices.Clone(n.gpu.faults)
 		}
 		out = append(out, st)
 	}

@@ -80,6 +80,10 @@ func FuzzNodeMessages(f *testing.F) {
 	f.Add(line(api.NodeMsg{Inventory: &api.Inventory{Source: "nvml", CPUs: -5, MemBytes: -1, Missing: []string{"/home"}}, SessionAddr: "[::]:0"}), []byte("{\n"))
 	f.Add(line(api.NodeMsg{Inventory: &api.Inventory{CPUs: 1 << 62, MemBytes: 1 << 62}, Unlisted: true, SessionAddr: "::::"}), line(api.NodeMsg{Type: api.MsgHello, Node: "n2"}))
 	f.Add([]byte(`{"v":1,"type":"hello","inventory":{"source":"nvml","gpus":[{"index":-1},{"index":1e9}]}}`+"\n"), []byte(`{"v":1,"type":"job_state","job_state":{"job_id":"`+victim+`","state":"running"}}`+"\n"))
+	f.Add(line(api.NodeMsg{Inventory: inv, GPUFaults: []api.GPUFault{{Index: 0, Kind: api.GPUFaultXid, Xid: 79, Fatal: true, Reason: "Xid 79"}, {Index: 300, Kind: "new"}}}),
+		line(api.NodeMsg{Type: api.MsgHeartbeat, GPUFaults: []api.GPUFault{{Index: 0, Kind: api.GPUFaultLost, Fatal: true, Reason: strings.Repeat("\x00é", 300)}, {Index: -7}}}))
+	f.Add(line(api.NodeMsg{Running: []api.RunningJob{{JobID: victim, Run: 0}}, Inventory: inv}),
+		line(api.NodeMsg{Type: api.MsgHeartbeat, GPUUse: []api.JobGPUUse{{JobID: victim, GPUUse: api.GPUUse{Samples: -1, MeanUtil: -5, RecentUtil: 1e300, PowerWatts: -1}}, {JobID: victim, Run: 0}}}))
 	alice := Identity{UID: 1000, GID: 1000, User: "alice"}
 	f.Fuzz(func(t *testing.T, hello, msgs []byte) {
 		var h api.NodeMsg

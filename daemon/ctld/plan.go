@@ -283,6 +283,7 @@ func timesWord(n int) string {
 func (c *Controller) backToQueue(j *job, now time.Time, what, prefer string) {
 	c.accountRun(j, now)
 	j.State, j.Allocs, j.parts, j.Stopping, j.Reason, j.RequeueAt = api.StateQueued, nil, nil, "", "", time.Time{}
+	j.RerunWhy = ""
 	if prefer != j.CheckpointNode {
 		j.CheckpointNode = prefer
 		if j.CheckpointNode != "" {
@@ -312,6 +313,8 @@ func (c *Controller) finishAs(j *job, now time.Time, status *int, reason, what s
 	c.accountRun(j, now)
 	j.State, j.Reason, j.ExitStatus, j.EndTime, j.Outcome = api.StateFinished, reason, status, now, o
 	j.parts, j.Stopping, j.RequeueAt = nil, "", time.Time{}
+	j.RerunWhy = ""
+	j.GPURun = api.SummarizeGPUUse(j.GPUUse, j.Acct.Owned+j.Acct.Borrowed)
 	j.history(now, what)
 	c.markDirty(j.ID)
 	c.refund(j)

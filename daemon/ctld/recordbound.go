@@ -43,7 +43,7 @@ func recordBound(j *api.Job) (n int, ok bool) {
 	n = recordFixed
 	for _, s := range []string{j.ID, j.Name, j.Owner.User, j.Share, j.Partition, j.Script, j.Shell, j.WorkDir,
 		j.Stdout, j.Stderr, j.Image, j.Join, j.Umask, j.Hold, j.ArrayIndices.Text(), j.ArrayParent, string(j.State), j.Stopping,
-		j.Reason, j.CheckpointNode, string(j.Outcome), j.Resources.Group} {
+		j.Reason, j.CheckpointNode, string(j.Outcome), j.Resources.Group, j.RerunWhy} {
 		n += str(s)
 	}
 	n += 11 * len(j.Owner.Groups) // a uint32 and its comma

@@ -126,7 +126,7 @@ func (c *Controller) report(ctx context.Context, id Identity, spec *api.ReportSp
 			}
 			resp.Usage = append(resp.Usage, api.UsageRow{Key: r.Key, Jobs: r.Jobs, Owned: r.Owned, Borrowed: r.Borrowed,
 				Lent: r.Lent, Lost: r.Lost, Grace: r.Grace, Preemptions: r.Preemptions, Quota: r.Quota, InUse: r.InUse,
-				Utilization: r.Utilization})
+				Utilization: r.Utilization, Sampled: r.Sampled, Idle: r.Idle, Efficiency: r.Efficiency})
 		}
 		if spec.Timeline {
 			if resp.Timeline, err = timeline(ctx, store, start, end, spec.Share); err != nil {

@@ -407,6 +407,7 @@ func (c *Controller) drain(id Identity, name string, drain bool, comment *string
 	n.drained = drain
 	if !drain {
 		n.clearRuntimeFail() // the admin says its runtime is repaired
+		c.clearGPUFaults(n)  // and its GPUs reset (gpuhealth.go)
 	}
 	if err := c.syncDrain(n); err != nil {
 		n.drained, n.faults, n.runtimeFail = was, faults, failing

@@ -40,5 +40,9 @@ func (c *Controller) rerunJobs(id Identity, req *api.Request, resp *api.Response
 // part has exited: the core requeues it at its place, its preemption
 // count unchanged.
 func (c *Controller) rerunExited(j *job, now time.Time) {
-	c.lostJob(j, now, fmt.Sprintf("rerun (qrerun), exit status %d", j.exitStatus()), false)
+	why := "rerun (qrerun)"
+	if j.RerunWhy != "" {
+		why = "rerun: " + j.RerunWhy
+	}
+	c.lostJob(j, now, fmt.Sprintf("%s, exit status %d", why, j.exitStatus()), false)
 }

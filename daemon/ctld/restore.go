@@ -74,6 +74,9 @@ func (c *Controller) restore(ctx context.Context) error {
 	if err := c.restoreComments(ctx); err != nil {
 		return fmt.Errorf("restore node comments: %w", err)
 	}
+	if err := c.restoreClearedGPUFaults(ctx); err != nil {
+		return fmt.Errorf("restore cleared GPU faults: %w", err)
+	}
 	return c.restoreDrained(ctx)
 }
 

@@ -190,6 +190,20 @@ var historyFields = []historyField{
 		func(r *acct.Record, j *api.Job) { j.Domains = slices.Clone(r.Detail.Domains) }},
 	same("ompthreads", func(j *api.Job) *int { return &j.Resources.OMPThreads }, func(r *acct.Record) *int { return &r.Detail.OMPThreads }),
 	same("node failures", func(j *api.Job) *int { return &j.NodeFailures }, func(r *acct.Record) *int { return &r.Detail.NodeFailures }),
+	{"gpu use", // the last run's, summarised when it finished (api.SummarizeGPUUse)
+		func(j *api.Job, r *acct.Record) {
+			if u := j.GPURun; u != nil {
+				r.GPUMeanUtil, r.GPUPeakMem = u.MeanUtil, u.PeakMemBytes
+				r.SampledGPUSeconds, r.IdleGPUSeconds, r.UtilGPUSeconds = u.SampledGPUSeconds, u.IdleGPUSeconds, u.UtilGPUSeconds
+			}
+		},
+		func(r *acct.Record, j *api.Job) {
+			u := api.GPURun{MeanUtil: r.GPUMeanUtil, PeakMemBytes: r.GPUPeakMem, SampledGPUSeconds: r.SampledGPUSeconds,
+				IdleGPUSeconds: r.IdleGPUSeconds, UtilGPUSeconds: r.UtilGPUSeconds}
+			if u != (api.GPURun{}) {
+				j.GPURun = &u
+			}
+		}},
 }
 
 // outcome is how j ended. A job finished before the controller recorded

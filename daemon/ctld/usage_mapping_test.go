@@ -24,6 +24,8 @@ var notInHistory = map[string]string{
 	"State": "always finished", "Stopping": "running state", "RequeueAt": "running state",
 	"ArrayStates": "never stored", "StartFailures": "retry counter (qstat -f does not show it)",
 	"CheckpointNode":   "restart placement",
+	"RerunWhy":         "running state: why the run now ending is requeued (its history entry says it)",
+	"GPUUse":           "the running job's sampling; the finished run's summary is GPURun",
 	"Acct.RunBorrowed": "running state", "Acct.StopSent": "running state", "Acct.Recorded": "set by apiJob itself",
 }
 

@@ -46,7 +46,7 @@ const (
 func jobBytes(j *api.Job) int64 {
 	n := int64(jobOverhead)
 	for _, s := range []string{j.Name, j.Script, j.Shell, j.WorkDir, j.Stdout, j.Stderr, j.Image, j.Join, j.Umask,
-		j.Hold, j.ArrayIndices.Text(), j.Share, j.Partition, j.Owner.User, j.Reason, j.Stopping, j.CheckpointNode, string(j.Outcome), j.Resources.Group} {
+		j.Hold, j.ArrayIndices.Text(), j.Share, j.Partition, j.Owner.User, j.Reason, j.Stopping, j.CheckpointNode, string(j.Outcome), j.Resources.Group, j.RerunWhy} {
 		n += int64(len(s))
 	}
 	for k, v := range j.Env {

@@ -176,6 +176,8 @@ type peer struct {
 	health string // of the last heartbeat
 	// selfTests is the runtime self-tests passed, of the last heartbeat.
 	selfTests uint64
+	gpuFaults []api.GPUFault  // of the last heartbeat
+	gpuUse    []api.JobGPUUse // of the last heartbeat
 	closed    bool
 	changed   chan struct{} // closed and replaced on every message
 	lease     time.Duration // granted with every acknowledgement
@@ -203,6 +205,8 @@ func (p *peer) read(dec *api.Decoder) {
 			p.beats++
 			p.health = m.Health
 			p.selfTests = m.SelfTests
+			p.gpuFaults = m.GPUFaults
+			p.gpuUse = m.GPUUse
 			if p.lease > 0 {
 				// Not acking: the last number acknowledged again, as a
 				// controller that no longer receives the node's messages.

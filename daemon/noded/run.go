@@ -44,6 +44,12 @@ type Options struct {
 	Dial func(ctx context.Context) (net.Conn, error)
 	// Discover finds NVIDIA GPUs; nil = gpu.Discover.
 	Discover DiscoverFunc
+	// WatchGPUs watches the GPUs' health (gpuhealth.go); nil =
+	// gpu.WatchHealth where the inventory came from NVML, none otherwise.
+	WatchGPUs WatchGPUsFunc
+	// OpenSampler opens what samples the jobs' GPU use (gpuuse.go); nil =
+	// gpu.OpenSampler where the inventory came from NVML, none otherwise.
+	OpenSampler func() (GPUSampler, error)
 	// Delays between reconnections; 0 = DefaultMinBackoff, DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 }
@@ -154,9 +160,9 @@ func Run(ctx context.Context, o Options) error {
 	sup := &supervisor{
 		ctx: sctx, node: o.Node, rt: o.Runtime, store: st,
 		gpus: inv.GPUs, extra: nodeCfg.ExtraDevices, ckptRoot: o.Config.CheckpointRoot(nodeCfg), part: part,
-		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(),
+		mounts: mounts, hostImg: hostImg, health: newHealth(), selfTest: newSelfTest(), gpuHealth: gpu.NewHealth(), check: &healthCheck{},
 		clients: clients, log: log, out: newOutbox(), serial: newSerial(), starting: newStarting(), jobs: map[string]*job{},
-		lease: newLease(bootTime),
+		lease: newLease(bootTime), use: &gpuUse{runs: map[string]*runUse{}},
 	}
 	defer sup.shutdown()
 	defer cancel()
@@ -202,6 +208,7 @@ func Run(ctx context.Context, o Options) error {
 		defer sup.wg.Done()
 		sup.watchRuntime(sctx, heartbeat)
 	}()
+	sup.startNodeChecks(ctx, sctx, o, inv.Source)
 
 	maxBackoff := o.MaxBackoff
 	if len(o.Config.Cluster.Controllers) > 1 && (maxBackoff <= 0 || maxBackoff > haMaxBackoff) {

@@ -73,10 +73,11 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	c.sup.lease.connect()
 	hello := api.NodeMsg{
 		V: api.NodeVersion, Type: api.MsgHello, Node: c.node, Secret: c.secret, SessionAddr: c.sessionAddr,
-		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.health.get(),
+		Inventory: &inv, Running: runningJobs(tasks, c.sup.exitError), Unlisted: unlisted, Health: c.sup.nodeHealth(),
 		SelfTests: c.sup.selfTest.passed.Load(),
-		Error:     strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(),
+		Error:     strings.Join(c.inv.Problems, "; "), Time: time.Now(), Seq: c.sup.lease.send(), GPUFaults: c.sup.gpuHealth.Faults(),
 	}
+	c.sup.faultAcks.sent(hello.Seq, hello.GPUFaults) // gpurefuse.go
 	if err := c.send(nc, hello); err != nil {
 		return false, fmt.Errorf("node %s: hello: %w", c.node, err)
 	}
@@ -105,6 +106,7 @@ func (c *conn) session(ctx context.Context) (welcomed bool, err error) {
 	}
 	if w.Lease > 0 {
 		c.sup.renewed(c.sup.lease.ack(w.Ack, w.Lease))
+		c.sup.faultAcks.ack(w.Ack)
 	} else {
 		c.sup.lease.drop()
 		c.log.Warn("the controller grants no job lease (it is older than this sharqd): the jobs here are not stopped when the node loses it")
@@ -170,8 +172,9 @@ var errHelloAgain = errors.New("container runtime available again: saying hello 
 
 // heartbeat1 sends one heartbeat, with the node's health.
 func (c *conn) heartbeat1(nc net.Conn) error {
-	m := api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.health.get(), Time: time.Now(), Seq: c.sup.lease.send(),
-		SelfTests: c.sup.selfTest.passed.Load()}
+	m := api.NodeMsg{V: api.NodeVersion, Type: api.MsgHeartbeat, Node: c.node, Health: c.sup.nodeHealth(), Time: time.Now(), Seq: c.sup.lease.send(),
+		SelfTests: c.sup.selfTest.passed.Load(), GPUFaults: c.sup.gpuHealth.Faults(), GPUUse: c.sup.use.report()}
+	c.sup.faultAcks.sent(m.Seq, m.GPUFaults) // gpurefuse.go
 	if err := c.send(nc, m); err != nil {
 		return fmt.Errorf("node %s: heartbeat: %w", c.node, err)
 	}
@@ -210,7 +213,7 @@ func (c *conn) reader(ctx context.Context, nc net.Conn, dec *api.Decoder) error 
 func (c *conn) dispatch(m api.NodeMsg) {
 	s := c.sup
 	switch m.Type {
-	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSignal, api.MsgSession, api.MsgHeartbeat:
+	case api.MsgStart, api.MsgStop, api.MsgRemove, api.MsgSignal, api.MsgSession, api.MsgHeartbeat, api.MsgNotice:
 		if err := c.epochs.check(m.Epoch); err != nil {
 			c.log.Warn("order refused", "type", m.Type, "err", err)
 			return
@@ -242,6 +245,13 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		}
 		o := *m.Signal
 		s.serial.Do(o.JobID, func() { s.signal(o) })
+	case api.MsgNotice:
+		if m.Notice == nil {
+			c.log.Warn("notice message without a notice")
+			return
+		}
+		o := *m.Notice
+		s.serial.Do(o.JobID, func() { s.notice(o) })
 	case api.MsgRemove:
 		if m.Stop == nil {
 			c.log.Warn("remove message without a job id")
@@ -259,6 +269,7 @@ func (c *conn) dispatch(m api.NodeMsg) {
 		// The controller's acknowledgement renews the lease (lease.go).
 		if m.Lease > 0 {
 			s.renewed(s.lease.ack(m.Ack, m.Lease))
+			s.faultAcks.ack(m.Ack)
 		}
 	case api.MsgWelcome:
 	default:

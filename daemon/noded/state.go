@@ -47,6 +47,8 @@ type jobRecord struct {
 	// Interactive (qsub -I): the container waits for its session, whose
 	// exit status it exits with (interactive.go).
 	Interactive bool `json:"interactive,omitempty"`
+	// GPUs are the run's GPUs, inventory indices (sampled: gpuuse.go).
+	GPUs []int `json:"gpus,omitempty"`
 }
 
 // store keeps the job records of one node.

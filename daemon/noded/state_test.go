@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -11,7 +12,7 @@ import (
 func TestStore(t *testing.T) {
 	s := store{dir: t.TempDir()}
 	r := &jobRecord{JobID: "3[1].c", Run: 2, Started: time.Unix(100, 0).UTC(), Walltime: time.Hour, Grace: time.Second,
-		StopReason: "preempted", StopGrace: 5 * time.Second, StopTime: time.Unix(200, 0).UTC()}
+		StopReason: "preempted", StopGrace: 5 * time.Second, StopTime: time.Unix(200, 0).UTC(), GPUs: []int{1, 3}}
 	if err := s.save(r); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func TestStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := recs["3[1].c"]; got == nil || *got != *r {
+	if got := recs["3[1].c"]; got == nil || !reflect.DeepEqual(*got, *r) {
 		t.Errorf("loaded %+v, want %+v", got, r)
 	}
 	if got, ok := recs["junk.c"]; !ok || got != nil {

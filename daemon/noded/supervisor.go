@@ -13,6 +13,7 @@ import (
 	"github.com/sharq-hpc/sharq/api"
 	"github.com/sharq-hpc/sharq/conf"
 	"github.com/sharq-hpc/sharq/runtime"
+	"github.com/sharq-hpc/sharq/runtime/gpu"
 )
 
 // Job states in api.JobStateMsg.
@@ -83,6 +84,15 @@ type supervisor struct {
 	jobs   map[string]*job
 	closed bool           // set by shutdown
 	wg     sync.WaitGroup // waiters
+
+	// gpuHealth holds the faults found on the node's GPUs (gpuhealth.go).
+	gpuHealth *gpu.Health
+	// faultAcks says which of them the controller has read (gpurefuse.go).
+	faultAcks gpuFaultAcks
+	// check is the node health program's verdict (healthcheck.go).
+	check *healthCheck
+	// use is the running jobs' GPU use (gpuuse.go).
+	use *gpuUse
 }
 
 // opTimeout bounds one runtime operation made for an order.
@@ -128,6 +138,10 @@ func (s *supervisor) start(o *api.StartOrder) {
 		s.failNode(id, run, why)
 		return
 	}
+	if why := s.faultedGPU(o.GPUs); why != "" { // gpurefuse.go
+		s.failGPU(id, run, why)
+		return
+	}
 	if s.lease.state().due() {
 		s.failNode(id, run, errLeaseStart)
 		return
@@ -157,7 +171,7 @@ func (s *supervisor) start(o *api.StartOrder) {
 		s.fail(id, run, err)
 		return
 	}
-	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace, Interactive: o.Job.Interactive}
+	rec := jobRecord{JobID: id, Run: run, Started: time.Now(), Walltime: o.Walltime, Grace: o.Grace, Interactive: o.Job.Interactive, GPUs: o.GPUs}
 	if err := s.store.save(&rec); err != nil {
 		s.store.drop(id)
 		s.fail(id, run, err)

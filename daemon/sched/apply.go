@@ -187,7 +187,7 @@ func (s *Scheduler) adopted(e Adopted) error {
 		// A ghost shows as many GPUs as its jobs hold there, at least.
 		if n, g := nodes[i], allocs[i].GPUs; n.ghost && len(g) > 0 && g[len(g)-1] >= n.gpus {
 			n.gpus = g[len(g)-1] + 1
-			n.valid = firstN(n.gpus)
+			n.resetValid()
 		}
 	}
 	sh := s.shareByName[jb.Share]
@@ -525,7 +525,7 @@ func (s *Scheduler) nodeUp(e NodeUp) error {
 	if e.GPUs > 0 && e.GPUs != n.gpus {
 		grew = e.GPUs > n.gpus
 		n.gpus = e.GPUs
-		n.valid = firstN(n.gpus)
+		n.resetValid()
 		computeAtLeast(n.part)
 	}
 	if (oc > 0 && c > oc) || (om > 0 && m > om) {

@@ -135,13 +135,13 @@ func (s *Scheduler) install(cfg Config) {
 	for i, nc := range cfg.Nodes {
 		n := &node{cfg: nc, idx: i, gpus: nc.GPUs, bucket: -1}
 		if o := oldNodes[nc.Name]; o != nil && !o.ghost {
-			n.up, n.drain = o.up, o.drain
+			n.up, n.drain, n.fenced = o.up, o.drain, o.fenced
 			n.repCPU, n.repMem = o.repCPU, o.repMem
 			if o.cfg.GPUs == nc.GPUs && o.gpus != o.cfg.GPUs {
 				n.gpus = o.gpus // the count NodeUp reported still holds
 			}
 		}
-		n.valid = firstN(n.gpus)
+		n.resetValid()
 		n.cpus, n.mem = n.capacity()
 		p := s.partByName[nc.Partition]
 		n.part, n.pidx = p, len(p.nodes)
@@ -234,7 +234,7 @@ func (s *Scheduler) ghostNode(name string, old *node) *node {
 		n.cfg, n.gpus = old.cfg, old.gpus
 		n.repCPU, n.repMem, n.cpus, n.mem = old.repCPU, old.repMem, old.cpus, old.mem
 	}
-	n.valid = firstN(n.gpus)
+	n.resetValid()
 	s.nodes = append(s.nodes, n)
 	s.nodeByName[name] = n
 	return n

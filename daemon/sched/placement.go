@@ -44,8 +44,8 @@ func (s *Scheduler) nodeRefresh(n *node) {
 	p.bucketN[b]++
 	p.freeAvail += n.free
 	p.usable++
-	n.capCounted = n.gpus
-	p.capUsable += n.gpus
+	n.capCounted = n.valid.count() // n.gpus, less fenced GPUs
+	p.capUsable += n.capCounted
 	s.topoCount(n, +1)
 }
 

@@ -31,7 +31,8 @@ import "sort"
 //
 // The victim order (the one place it is defined; README's "Preemption"
 // section repeats it): running jobs of other shares before the job's own
-// share's, then the lowest priority, then the fewest earlier preemptions (so
+// share's, then jobs marked idle (JobIdle, idle.go) before busy ones, then
+// the lowest priority, then the fewest earlier preemptions (so
 // that the pain is spread: a job preempted before is spared while an equal
 // one was not), then the most recently started, then the highest Seq, then
 // the id (a fair-share preemption puts the share that borrows most per
@@ -45,7 +46,8 @@ import "sort"
 // preemptor they leave for, so that every waiting preemptor counts them
 // before choosing new victims), plus the victims' GPUs hold the request;
 // then victims not needed are put back in reverse order. The node whose set is cheapest
-// wins: fewest in-share victims, then lowest highest victim priority, fewest
+// wins: fewest in-share victims, then fewest busy (not idle) victims, then
+// lowest highest victim priority, fewest
 // victims, fewest GPUs, fewest earlier preemptions of its victims, victims
 // earliest in victim order, node order. For N nodes the best node is chosen
 // N times in a row; since that is greedy (a victim spanning several nodes
@@ -158,13 +160,15 @@ type search struct {
 }
 
 type cost struct {
-	inShare, maxPrio, count, gpus, prior, rank, pidx int
+	inShare, busy, maxPrio, count, gpus, prior, rank, pidx int
 }
 
 func (a cost) less(b cost) bool {
 	switch {
 	case a.inShare != b.inShare:
 		return a.inShare < b.inShare
+	case a.busy != b.busy: // idle victims before busy ones (idle.go)
+		return a.busy < b.busy
 	case a.maxPrio != b.maxPrio:
 		return a.maxPrio < b.maxPrio
 	case a.count != b.count:
@@ -458,6 +462,9 @@ func (s *Scheduler) preempt(p *partition, sh *share, j *job, mode searchMode) (n
 		if xo, yo := x.share != sh, y.share != sh; xo != yo {
 			return xo
 		}
+		if xi, yi := x.idle(), y.idle(); xi != yi {
+			return xi // idle jobs first (idle.go)
+		}
 		if fair && x.share != y.share {
 			// The share that borrows most per weight first.
 			if bx, by := borrowedPerWeight(x.share, x.share.eff()), borrowedPerWeight(y.share, y.share.eff()); bx != by {
@@ -647,6 +654,9 @@ func (se *search) costOf(sel []int) cost {
 		v := se.cands[i]
 		if v.share == se.sh {
 			c.inShare++
+		}
+		if !v.idle() {
+			c.busy++
 		}
 		c.maxPrio = max(c.maxPrio, v.Priority)
 		c.count++

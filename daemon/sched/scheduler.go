@@ -100,6 +100,10 @@ func (s *Scheduler) Apply(ev Event) error {
 		err = s.nodeDrained(e)
 	case NodeResumed:
 		err = s.nodeResumed(e)
+	case GPUsFenced:
+		err = s.gpusFenced(e)
+	case JobIdle:
+		err = s.jobIdle(e)
 	case ConfigReplaced:
 		if err = validate(e.Config); err == nil {
 			s.install(e.Config)

@@ -16,6 +16,8 @@ type job struct {
 
 	allocs      []Alloc
 	started     time.Time
+	idleRun     bool      // marked idle (idle.go) ...
+	idleStart   time.Time // ... for the run started then
 	everStarted bool
 	cancelled   bool // qdel'd while running (or while being preempted)
 	failedFlag  bool // some subjob failed (array parents)
@@ -211,7 +213,7 @@ type node struct {
 	pidx  int // position in part.nodes
 	part  *partition
 	gpus  int
-	valid gpuSet
+	valid gpuSet // the GPUs that may be given: 0..gpus-1 less fenced
 	up    bool
 	drain bool
 	ghost bool // no longer in the configuration; kept while jobs hold it
@@ -219,6 +221,7 @@ type node struct {
 	held       gpuSet
 	nominated  gpuSet
 	leaving    gpuSet // held by preempting jobs: free once they exit
+	fenced     gpuSet // sick GPUs no new job gets (gpufence.go)
 	free       int    // valid, not held, not nominated
 	spare      int    // leaving, not nominated: room no new victim is needed for
 	usedCPU    int
