@@ -16,6 +16,7 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		n.bucket = -1
 	}
 	n.prof.gen = 0 // its release profile changes with it
+	s.resvIndexTouch(n)
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
 	if n.excl > 0 || n.exclNom > 0 {
 		n.free = 0 // an Exclusive job keeps the rest (exclusive.go)

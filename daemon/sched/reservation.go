@@ -203,6 +203,7 @@ func (s *Scheduler) unreserve(j *job) {
 				break
 			}
 		}
+		s.resvIndexTouch(n)
 	}
 	p := r.part
 	for i, x := range p.resvs {
@@ -481,7 +482,11 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Tim
 	s.unreserve(j)
 	k := j.Nodes
 	best := make([]resvCand, 0, k) // the k earliest, by time then node order
-	for _, n := range p.nodes {
+	nodes := p.nodes
+	if cands, ok := s.indexedCands(p, j, nb); ok {
+		best, nodes = cands, nil // the index chose (resvindex.go)
+	}
+	for _, n := range nodes {
 		if !n.usable() || !n.fitsDeclared(j) {
 			continue
 		}
@@ -550,6 +555,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Tim
 		}
 		r.allocs = append(r.allocs, Alloc{Node: c.n.cfg.Name, GPUs: pick})
 		c.n.resvs = append(c.n.resvs, r)
+		s.resvIndexTouch(c.n)
 	}
 	j.resv = r
 	p.resvs = append(p.resvs, r)
@@ -603,6 +609,7 @@ func (s *Scheduler) profile(n *node) *relProfile {
 		return pr
 	}
 	pr.gen, pr.epoch, pr.stable = s.gen, s.profEpoch, true
+	s.resvIndexTouch(n)
 	pr.rel = pr.rel[:0]
 	for i := 0; i < n.gpus; i++ {
 		if n.valid.has(i) {

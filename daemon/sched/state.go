@@ -372,6 +372,7 @@ type partition struct {
 	resvs     []*reservation // every reservation (backfill)
 	bresv     *reservation   // the reservation of its first blocked borrower
 	bsticky   *job           // under fair share: the borrower bresv stays with until it starts or leaves
+	ri        *resvIndex     // the reservation index (resvindex.go), once a reservation needed it
 	fairWake  time.Time      // when a fair preemption refused for time may be allowed (zero: none)
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty

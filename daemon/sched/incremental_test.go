@@ -1,0 +1,92 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+)
+
+// checkIncremental compares what the core keeps between passes and
+// updates by events (the incremental state, issue 30 item 9) with a
+// computation from scratch; the property tests call it after every event
+// and every pass. It changes nothing the core keeps.
+func (s *Scheduler) checkIncremental() error {
+	return s.checkResvIndex()
+}
+
+// checkResvIndex checks every partition's reservation index: each node
+// the index holds as current (not marked, no epoch change, no nomination
+// on it) has, for every GPU count the index keeps, the time a fresh
+// release profile and the reservations on the node give; and every inner
+// entry of each tree is the least leaf below it.
+func (s *Scheduler) checkResvIndex() error {
+	for _, p := range s.parts {
+		ri := p.ri
+		if ri == nil || len(ri.isDirty) != len(p.nodes) || ri.all || ri.epoch != s.profEpoch {
+			continue // read again in full before it is used
+		}
+		nominated := map[*node]bool{}
+		for _, nm := range p.noms {
+			for _, n := range nm.nodes {
+				nominated[n] = true
+			}
+		}
+		for i, n := range p.nodes {
+			if ri.isDirty[i] || nominated[n] || !n.nominated.isEmpty() {
+				continue
+			}
+			fresh := s.freshNodeTimes(n)
+			for g, tr := range ri.trees {
+				if tr == nil {
+					continue
+				}
+				want, wantInf := forever, true
+				if g+1 <= len(fresh) && fresh[g].Before(forever) {
+					want, wantInf = fresh[g], false
+				}
+				if tr.inf[i] != wantInf || !tr.t[i].Equal(want) {
+					return fmt.Errorf("reservation index of %s: node %s, %d GPUs: kept %v (never: %v), fresh %v (never: %v)",
+						p.cfg.Name, n.cfg.Name, g+1, tr.t[i], tr.inf[i], want, wantInf)
+				}
+			}
+		}
+		for g, tr := range ri.trees {
+			if tr == nil {
+				continue
+			}
+			for k := ri.size - 1; k >= 1; k-- {
+				if w := tr.lesser(tr.win[2*k], tr.win[2*k+1]); tr.win[k] != w {
+					return fmt.Errorf("reservation index of %s, %d GPUs: entry %d holds leaf %d, want %d", p.cfg.Name, g+1, k, tr.win[k], w)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// freshNodeTimes is nodeTimes from a release profile made afresh, leaving
+// the node's kept profile as it was.
+func (s *Scheduler) freshNodeTimes(n *node) []time.Time {
+	if !n.usable() {
+		return nil
+	}
+	saved := n.prof
+	saved.rel = append([]time.Time(nil), saved.rel...)
+	saved.sorted = append([]time.Time(nil), saved.sorted...)
+	saved.holds = append([]relHold(nil), saved.holds...)
+	ri := n.part.ri
+	n.part.ri = nil // making the profile touches the node: not in the index
+	n.prof = relProfile{}
+	pr := s.profile(n)
+	rel := append([]time.Time(nil), pr.rel...)
+	n.prof = saved
+	n.part.ri = ri
+	for _, r := range n.resvs {
+		for k, y := range r.nodes {
+			if y == n {
+				later(rel, r.gpus[k], r.end)
+			}
+		}
+	}
+	sortTimes(rel)
+	return rel
+}
