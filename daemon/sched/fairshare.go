@@ -178,28 +178,6 @@ func (s *Scheduler) accrue(now time.Time) {
 	}
 }
 
-// snapshotRates records what every share borrows and every user holds now:
-// the holdings accrue integrates until the next call.
-func (s *Scheduler) snapshotRates() {
-	for _, u := range s.uses {
-		u.rate = 0
-		clear(u.urate)
-	}
-	for _, sh := range s.shares {
-		b := max(0, sh.inUse()-sh.quota())
-		if b == 0 && len(sh.users) == 0 && s.uses[sh.cfg.Name] == nil {
-			continue
-		}
-		u := s.useOf(sh.cfg.Name)
-		u.rate += b
-		for name, us := range sh.users {
-			if us.gpus > 0 {
-				u.urate[name] += us.gpus
-			}
-		}
-	}
-}
-
 // fairKey is a share's fair key for phase 2 (see above).
 func (s *Scheduler) fairKey(sh *share) float64 {
 	var used float64
@@ -322,6 +300,7 @@ func (s *Scheduler) usageRestored(e UsageRestored) error {
 	if !st.At.IsZero() {
 		s.usageAt = st.At
 	}
+	s.rates.all = true
 	s.snapshotRates()
 	for _, p := range s.parts {
 		p.dirty = true

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -10,7 +11,41 @@ import (
 // computation from scratch; the property tests call it after every event
 // and every pass. It changes nothing the core keeps.
 func (s *Scheduler) checkIncremental() error {
+	if err := s.checkRates(); err != nil {
+		return err
+	}
 	return s.checkResvIndex()
+}
+
+// checkRates checks the recorded holdings of every share not marked
+// stale (rates.go) against a walk of its holdings.
+func (s *Scheduler) checkRates() error {
+	if s.rates.all {
+		return nil
+	}
+	for _, sh := range s.shares {
+		if sh.rateMarked {
+			continue
+		}
+		b := max(0, sh.inUse()-sh.quota())
+		want := map[string]int{}
+		for name, us := range sh.users {
+			if us.gpus > 0 {
+				want[name] = us.gpus
+			}
+		}
+		u := s.uses[sh.cfg.Name]
+		if u == nil {
+			if b != 0 || len(sh.users) != 0 {
+				return fmt.Errorf("share %s: no usage record, holds %d borrowed, users %v", sh.cfg.Name, b, want)
+			}
+			continue
+		}
+		if u.rate != b || !maps.Equal(u.urate, want) {
+			return fmt.Errorf("share %s: recorded %d borrowed, users %v; holds %d, users %v", sh.cfg.Name, u.rate, u.urate, b, want)
+		}
+	}
+	return nil
 }
 
 // checkResvIndex checks every partition's reservation index: each node

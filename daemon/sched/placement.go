@@ -310,6 +310,7 @@ func (s *Scheduler) shareAdd(sh *share, d shareDelta) {
 	sh.run += d.run
 	sh.pre += d.pre
 	sh.nom += d.nom
+	s.markRates(sh)
 	if p != nil {
 		s.shareTotals(p, sh, +1)
 	}

@@ -49,6 +49,7 @@ type Scheduler struct {
 	// profile without a nodeRefresh (reservation.go).
 	profEpoch uint64
 	resvRank  uint64 // reservations made so far (reservation.rank)
+	rates     rateState
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.

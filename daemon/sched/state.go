@@ -98,6 +98,7 @@ type share struct {
 	pending int // pending entries
 
 	dirty       bool
+	rateMarked  bool // in Scheduler.rates.dirty (rates.go)
 	lastScanned []*job
 	blockedWQ   bool         // the last scan left a within-quota job blocked
 	holdAll     bool         // per pass: a within-quota job is blocked for room; later ones wait
