@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -14,7 +15,38 @@ func (s *Scheduler) checkIncremental() error {
 	if err := s.checkRates(); err != nil {
 		return err
 	}
+	if err := s.checkShareEnds(); err != nil {
+		return err
+	}
 	return s.checkResvIndex()
+}
+
+// checkShareEnds checks every share's kept sorted ends that the next
+// reader would use (shareends.go) against its running jobs now.
+func (s *Scheduler) checkShareEnds() error {
+	for _, sh := range s.shares {
+		c := sh.ends
+		if !c.valid || c.ver != sh.holdVer || c.epoch != s.profEpoch {
+			continue // made again when read
+		}
+		var fresh []shareEnd
+		for _, x := range sh.running {
+			fresh = append(fresh, shareEnd{s.rawEnd(x), x.gpuN})
+		}
+		kept := slices.Clone(c.ends)
+		for _, l := range [][]shareEnd{fresh, kept} {
+			slices.SortFunc(l, func(a, b shareEnd) int {
+				if c := a.end.Compare(b.end); c != 0 {
+					return c
+				}
+				return a.gpus - b.gpus
+			})
+		}
+		if !slices.IsSortedFunc(c.ends, func(a, b shareEnd) int { return a.end.Compare(b.end) }) || !slices.Equal(kept, fresh) {
+			return fmt.Errorf("share %s: kept ends %v, running jobs' %v", sh.cfg.Name, c.ends, fresh)
+		}
+	}
+	return nil
 }
 
 // checkRates checks the recorded holdings of every share not marked

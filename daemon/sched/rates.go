@@ -16,9 +16,13 @@ type rateState struct {
 	dirty []*share // the shares with rateMarked set
 }
 
-// markRates marks sh's record stale.
+// markRates marks sh's record stale: its holdings changed.
 func (s *Scheduler) markRates(sh *share) {
-	if sh != nil && !sh.rateMarked {
+	if sh == nil {
+		return
+	}
+	sh.holdVer++ // and its sorted ends (shareends.go)
+	if !sh.rateMarked {
 		sh.rateMarked = true
 		s.rates.dirty = append(s.rates.dirty, sh)
 	}

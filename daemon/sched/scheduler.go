@@ -39,7 +39,6 @@ type Scheduler struct {
 	masking bool                 // place keeps off the masks of maskGen
 	relBuf  []time.Time
 	holdBuf []relHold
-	endBuf  []shareEnd
 	nodeBuf []int // per node of a partition, by pidx (fairHopeless)
 	// exhaustive (tests only) runs every victim search in full, past the
 	// bounds that cut hopeless ones short: the plans must not change.

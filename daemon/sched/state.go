@@ -98,7 +98,9 @@ type share struct {
 	pending int // pending entries
 
 	dirty       bool
-	rateMarked  bool // in Scheduler.rates.dirty (rates.go)
+	rateMarked  bool     // in Scheduler.rates.dirty (rates.go)
+	holdVer     uint64   // bumped when its holdings change (markRates)
+	ends        endCache // its running jobs' expected ends, sorted (shareends.go)
 	lastScanned []*job
 	blockedWQ   bool         // the last scan left a within-quota job blocked
 	holdAll     bool         // per pass: a within-quota job is blocked for room; later ones wait
