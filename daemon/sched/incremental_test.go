@@ -18,6 +18,14 @@ func (s *Scheduler) checkIncremental() error {
 	if err := s.checkShareEnds(); err != nil {
 		return err
 	}
+	if err := s.checkShapes(); err != nil {
+		return err
+	}
+	for _, sh := range s.shares {
+		if sh.useGen == s.usesGen+1 && sh.useP != s.uses[sh.cfg.Name] {
+			return fmt.Errorf("share %s: kept usage entry %p, the map's %p", sh.cfg.Name, sh.useP, s.uses[sh.cfg.Name])
+		}
+	}
 	return s.checkResvIndex()
 }
 
@@ -156,4 +164,20 @@ func (s *Scheduler) freshNodeTimes(n *node) []time.Time {
 	}
 	sortTimes(rel)
 	return rel
+}
+
+// checkShapes checks every job's kept shape that a pass would use
+// (shapecache.go) against a fresh one.
+func (s *Scheduler) checkShapes() error {
+	for _, j := range s.sortedJobs() {
+		if j.shapeAt != s.profEpoch+1 {
+			continue
+		}
+		k := s.freshShape(j)
+		k.h = shapeHash(k)
+		if j.shapeK != k {
+			return fmt.Errorf("job %s: kept shape %+v, fresh %+v", j.ID, j.shapeK, k)
+		}
+	}
+	return nil
 }

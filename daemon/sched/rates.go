@@ -73,3 +73,21 @@ func (s *Scheduler) snapshotShareRates(sh *share) {
 		}
 	}
 }
+
+// useFor is s.uses[sh.cfg.Name], kept with the share while no entry of
+// s.uses is made or dropped (usesGen): the fair keys read it for every
+// share a pass orders.
+func (s *Scheduler) useFor(sh *share) *shareUse {
+	if sh.useGen != s.usesGen+1 {
+		sh.useP, sh.useGen = s.uses[sh.cfg.Name], s.usesGen+1
+	}
+	return sh.useP
+}
+
+// shareFairUsage is ShareFairUsage of sh.
+func (s *Scheduler) shareFairUsage(sh *share) float64 {
+	if u := s.useFor(sh); u != nil {
+		return u.borrowed
+	}
+	return 0
+}

@@ -49,6 +49,7 @@ type Scheduler struct {
 	profEpoch uint64
 	resvRank  uint64 // reservations made so far (reservation.rank)
 	rates     rateState
+	usesGen   uint64 // entries of uses made or dropped (useFor)
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
@@ -404,7 +405,7 @@ func (s *Scheduler) Shares() []ShareUsage {
 		u := ShareUsage{
 			Share: sh.cfg.Name, Partition: sh.cfg.Partition, Strategy: sh.cfg.Strategy,
 			Quota: sh.quota(), InUse: sh.inUse(), Borrowed: max(0, sh.inUse()-sh.quota()),
-			Pending: sh.pending, Running: len(sh.running), FairUsage: s.ShareFairUsage(sh.cfg.Name),
+			Pending: sh.pending, Running: len(sh.running), FairUsage: s.shareFairUsage(sh),
 		}
 		if pl := pools[sh.part]; pl != nil && !sh.reserve() && !sh.removed {
 			idle := max(0, sh.quota()-sh.inUse())

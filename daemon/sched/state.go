@@ -28,6 +28,8 @@ type job struct {
 	neverFits bool          // the core set HoldSystem: the request can never fit
 	nfReason  Reason        // why, while neverFits
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
+	shapeAt   uint64        // Scheduler.profEpoch+1 when shapeK was made (shapecache.go)
+	shapeK    shape         // its shape, kept
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
 
@@ -98,9 +100,11 @@ type share struct {
 	pending int // pending entries
 
 	dirty       bool
-	rateMarked  bool     // in Scheduler.rates.dirty (rates.go)
-	holdVer     uint64   // bumped when its holdings change (markRates)
-	ends        endCache // its running jobs' expected ends, sorted (shareends.go)
+	rateMarked  bool      // in Scheduler.rates.dirty (rates.go)
+	holdVer     uint64    // bumped when its holdings change (markRates)
+	ends        endCache  // its running jobs' expected ends, sorted (shareends.go)
+	useP        *shareUse // s.uses[cfg.Name] while useGen is Scheduler.usesGen+1 (rates.go)
+	useGen      uint64
 	lastScanned []*job
 	blockedWQ   bool         // the last scan left a within-quota job blocked
 	holdAll     bool         // per pass: a within-quota job is blocked for room; later ones wait
