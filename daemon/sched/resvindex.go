@@ -35,6 +35,7 @@ type resvIndex struct {
 	dirty   []int  // pidx of the nodes to read again
 	trees   []*timeTree
 	buf     []time.Time
+	reading bool // reading nodes: the profiles made meanwhile are read at once
 }
 
 // timeTree is the tournament tree of one GPU count: leaf i is node pidx i's
@@ -53,6 +54,9 @@ func (s *Scheduler) resvIndexTouch(n *node) {
 		return
 	}
 	ri := p.ri
+	if ri.reading {
+		return // the node being read: its times are read from its new profile
+	}
 	if !ri.isDirty[n.pidx] {
 		ri.isDirty[n.pidx] = true
 		ri.dirty = append(ri.dirty, n.pidx)
@@ -141,6 +145,8 @@ func (s *Scheduler) resvIndexOf(p *partition) *resvIndex {
 			}
 		}
 	}
+	ri.reading = true
+	defer func() { ri.reading = false }()
 	if ri.all {
 		for i := range ri.isDirty {
 			ri.isDirty[i] = false
@@ -154,24 +160,17 @@ func (s *Scheduler) resvIndexOf(p *partition) *resvIndex {
 		}
 		return ri
 	}
-	for len(ri.dirty) > 0 {
-		// Reading a node may make its profile again, which touches it
-		// again: take the list first.
-		list := ri.dirty
-		ri.dirty = nil
-		for _, i := range list {
-			ri.isDirty[i] = false
-		}
-		for _, i := range list {
-			ts := s.nodeTimes(p.nodes[i], ri)
-			for g, tr := range ri.trees {
-				if tr != nil {
-					setLeaf(tr, i, ts, g+1)
-					ri.fix(tr, i)
-				}
+	for _, i := range ri.dirty {
+		ri.isDirty[i] = false
+		ts := s.nodeTimes(p.nodes[i], ri)
+		for g, tr := range ri.trees {
+			if tr != nil {
+				setLeaf(tr, i, ts, g+1)
+				ri.fix(tr, i)
 			}
 		}
 	}
+	ri.dirty = ri.dirty[:0]
 	return ri
 }
 
@@ -195,7 +194,9 @@ func (s *Scheduler) treeOf(p *partition, ri *resvIndex, g int) *timeTree {
 	if tr == nil {
 		tr = &timeTree{t: make([]time.Time, ri.size), inf: make([]bool, ri.size), win: make([]int32, 2*ri.size)}
 		ri.trees[g-1] = tr
+		ri.reading = true
 		s.fillTree(p, ri, tr, g)
+		ri.reading = false
 	}
 	return tr
 }
