@@ -380,6 +380,7 @@ func (s *Scheduler) buildSoftMasks(p *partition, j *job, need quotaNeed) bool {
 		return false
 	}
 	s.maskGen++
+	s.maskedNodes = s.maskedNodes[:0]
 	for _, r := range p.resvs {
 		if r.j != j && r.start.Before(end) {
 			s.maskResv(r)
@@ -394,6 +395,7 @@ func (s *Scheduler) maskResv(r *reservation) {
 		if n.maskGen != s.maskGen {
 			n.maskGen = s.maskGen
 			n.mask, n.maskCPU, n.maskMem = gpuSet{}, 0, 0
+			s.maskedNodes = append(s.maskedNodes, n)
 		}
 		n.mask = n.mask.or(r.gpus[k])
 		c, m := n.reqOn(r.j)
@@ -411,6 +413,7 @@ func (s *Scheduler) buildMasks(p *partition, j *job, need quotaNeed) bool {
 	}
 	end := s.endFrom(j, s.now)
 	s.maskGen++
+	s.maskedNodes = s.maskedNodes[:0]
 	masked := false
 	for _, r := range p.resvs {
 		if !r.start.Before(end) || !s.binds(r, j, need) {
@@ -429,8 +432,8 @@ func (s *Scheduler) freeFor(p *partition) int {
 		return p.freeAvail
 	}
 	f := p.freeAvail
-	for _, n := range p.nodes {
-		if s.masked(n) && n.bucket >= 0 {
+	for _, n := range s.maskedNodes { // the nodes with a mask of maskGen
+		if n.part == p && s.masked(n) && n.bucket >= 0 {
 			f -= n.free - s.freeOn(n)
 		}
 	}

@@ -50,6 +50,8 @@ type Scheduler struct {
 	resvRank  uint64 // reservations made so far (reservation.rank)
 	rates     rateState
 	usesGen   uint64 // entries of uses made or dropped (useFor)
+	// maskedNodes are the nodes with a mask of maskGen (freeFor).
+	maskedNodes []*node
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
