@@ -175,8 +175,8 @@ func (s *Scheduler) checkShapes() error {
 		}
 		k := s.freshShape(j)
 		k.h = shapeHash(k)
-		if j.shapeK != k {
-			return fmt.Errorf("job %s: kept shape %+v, fresh %+v", j.ID, j.shapeK, k)
+		if j.shapeK != k || j.chargeK != j.charge() {
+			return fmt.Errorf("job %s: kept shape %+v charge %d, fresh %+v charge %d", j.ID, j.shapeK, j.chargeK, k, j.charge())
 		}
 	}
 	return nil

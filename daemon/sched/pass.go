@@ -248,7 +248,7 @@ func (s *Scheduler) skipGone(sh *share) {
 				return
 			}
 			sh.skips++
-			if sh.usage()+j.charge() > sh.quota() {
+			if sh.usage()+s.chargeOf(j) > sh.quota() {
 				sh.skippedCand = true
 			}
 			s.setReason(j, r)

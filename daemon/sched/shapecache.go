@@ -10,7 +10,8 @@ package sched
 // moves Scheduler.profEpoch; the events that do not (Submitted, Exited,
 // PriorityChanged, HoldChanged, DependencyOutcome, UsageRestored,
 // Forgotten) change no job's shape. The property tests check after every
-// event and pass that every kept shape equals a fresh one (checkShapes).
+// event and pass that every kept shape (and charge) equals a fresh one
+// (checkShapes).
 
 // shapeOf is j's shape, kept between passes.
 func (s *Scheduler) shapeOf(j *job) shape {
@@ -19,8 +20,16 @@ func (s *Scheduler) shapeOf(j *job) shape {
 	}
 	k := s.freshShape(j)
 	k.h = shapeHash(k)
-	j.shapeK, j.shapeAt = k, s.profEpoch+1
+	j.shapeK, j.chargeK, j.shapeAt = k, j.charge(), s.profEpoch+1
 	return k
+}
+
+// chargeOf is j.charge(), kept with its shape (what it is made of, the
+// request and the partition's largest node, changes only with profEpoch):
+// a pass passing over many jobs reads it beside the shape.
+func (s *Scheduler) chargeOf(j *job) int {
+	s.shapeOf(j)
+	return j.chargeK
 }
 
 // shapeHash hashes every field of k but h (FNV-1a over the fields, then a

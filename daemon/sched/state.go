@@ -30,6 +30,7 @@ type job struct {
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
 	shapeAt   uint64        // Scheduler.profEpoch+1 when shapeK was made (shapecache.go)
 	shapeK    shape         // its shape, kept
+	chargeK   int           // its charge, kept with shapeK
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
 
