@@ -104,9 +104,14 @@ type runner struct {
 	wantFit   []bool
 	fairFit   fairWindows
 	wakeAt    time.Duration // the wake-up event queued (-1: none)
-	ended     int
-	rec       Record
-	meter     *topoMeter // with a topology (Result.Topology)
+	// held says whether what the shares hold may have changed since the
+	// last snapshot (anything but submits and wake-ups applied, or a plan
+	// that started, preempted or removed jobs): a snapshot reads the
+	// core's Shares only then.
+	held  bool
+	ended int
+	rec   Record
+	meter *topoMeter // with a topology (Result.Topology)
 }
 
 // Run replays jobs on the cluster through the scheduling core and returns
@@ -134,6 +139,7 @@ func Run(ctx context.Context, cl Cluster, jobs []TraceJob, opt Options) (*Result
 		out:      newRecordWriter(opt.Events),
 		opt:      opt,
 		shareIdx: make(map[string]int),
+		held:     true,
 	}
 	n := len(cl.Sched.Shares)
 	r.inUse, r.borrow, r.lent = make([]int, n), make([]int, n), make([]int, n)
@@ -223,6 +229,9 @@ func (r *runner) loop(ctx context.Context) error {
 			continue
 		}
 		plan := r.core.Schedule(Epoch.Add(t))
+		if len(plan.Starts)+len(plan.Preempts)+len(plan.Requeued)+len(plan.Finished)+len(plan.Failed) > 0 {
+			r.held = true
+		}
 		if err := r.carryOut(&plan); err != nil {
 			return err
 		}
@@ -265,11 +274,15 @@ func (r *runner) apply(e *event) (bool, error) {
 		return false, nil
 	}
 	if e.kind == evAction {
+		r.held = true
 		return true, r.action(&r.opt.Actions[e.job])
 	}
 	if e.kind == evWake {
 		r.wakeAt = -1
 		return true, nil
+	}
+	if e.kind != evSubmit {
+		r.held = true // an exit
 	}
 	j := &r.jobs[e.job]
 	switch e.kind {
@@ -602,7 +615,12 @@ func (r *runner) integrate(t time.Duration) {
 // snapshot reads the shares' standing after a pass.
 func (r *runner) snapshot() {
 	changed := false
-	for _, su := range r.core.Shares() {
+	var shares []sched.ShareUsage
+	if r.held {
+		r.held = false
+		shares = r.core.Shares()
+	}
+	for _, su := range shares {
 		i, ok := r.shareIdx[su.Share]
 		if !ok {
 			continue

@@ -123,6 +123,7 @@ func (s *Scheduler) install(cfg Config) {
 	}
 	oldNodes, oldShares := s.nodeByName, s.shareByName
 	s.cfg = cloneConfig(cfg)
+	s.rates.all = true // new shares (rates.go)
 	s.parts = nil
 	s.partByName = map[string]*partition{}
 	for i, pc := range cfg.Partitions {
@@ -225,6 +226,7 @@ func (s *Scheduler) ghostShare(name string, old *share) *share {
 	}
 	s.shares = append(s.shares, sh)
 	s.shareByName[name] = sh
+	s.markRates(sh)
 	return sh
 }
 

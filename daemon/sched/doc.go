@@ -14,7 +14,9 @@
 // Where the rules live: pass.go (order of a pass, quota classes, the
 // reservation that keeps later jobs from delaying a blocked one, reasons),
 // reservation.go (walltime reservations, EASY backfill and estimates, when
-// Config.Backfill is on), headresv.go (a share's first over-headroom job
+// Config.Backfill is on; resvindex.go keeps, between passes, the nodes'
+// expected free times per GPU count, so a reservation does not walk every
+// node), headresv.go (a share's first over-headroom job
 // reserves in phase 1, binding its share's later jobs; under fair share
 // the borrower reservation sticks to its job), headclaim.go (without such
 // a reservation it claims its share's quota headroom against the share's

@@ -185,15 +185,7 @@ func (s *Scheduler) fairHopeless(p *partition, j *job, cands []*job, final float
 	if room < j.total() {
 		return true
 	}
-	nodes := 0
-	for _, n := range p.nodes {
-		if n.usable() && s.freeOn(n)+n.spare+onNode[n.pidx] >= j.GPUsPerNode {
-			if nodes++; nodes >= j.Nodes {
-				return false
-			}
-		}
-	}
-	return true
+	return !s.fairReach(p, j, cands, onNode) // fairreach.go
 }
 
 // fairWakeAt notes that a fair preemption refused for time may be allowed

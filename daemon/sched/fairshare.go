@@ -137,6 +137,7 @@ func (s *Scheduler) useOf(name string) *shareUse {
 	if u == nil {
 		u = &shareUse{users: map[string]float64{}, urate: map[string]int{}}
 		s.uses[name] = u
+		s.usesGen++
 	}
 	return u
 }
@@ -174,28 +175,7 @@ func (s *Scheduler) accrue(now time.Time) {
 		}
 		if u.borrowed < usageFloor && u.rate == 0 && len(u.users) == 0 && len(u.urate) == 0 && s.shareByName[n] == nil {
 			delete(s.uses, n)
-		}
-	}
-}
-
-// snapshotRates records what every share borrows and every user holds now:
-// the holdings accrue integrates until the next call.
-func (s *Scheduler) snapshotRates() {
-	for _, u := range s.uses {
-		u.rate = 0
-		clear(u.urate)
-	}
-	for _, sh := range s.shares {
-		b := max(0, sh.inUse()-sh.quota())
-		if b == 0 && len(sh.users) == 0 && s.uses[sh.cfg.Name] == nil {
-			continue
-		}
-		u := s.useOf(sh.cfg.Name)
-		u.rate += b
-		for name, us := range sh.users {
-			if us.gpus > 0 {
-				u.urate[name] += us.gpus
-			}
+			s.usesGen++
 		}
 	}
 }
@@ -203,7 +183,7 @@ func (s *Scheduler) snapshotRates() {
 // fairKey is a share's fair key for phase 2 (see above).
 func (s *Scheduler) fairKey(sh *share) float64 {
 	var used float64
-	if u := s.uses[sh.cfg.Name]; u != nil {
+	if u := s.useFor(sh); u != nil {
 		used = u.borrowed
 	}
 	b := max(0, sh.usage()-sh.quota())
@@ -213,7 +193,7 @@ func (s *Scheduler) fairKey(sh *share) float64 {
 // userKey is a user's fair key within its share.
 func (s *Scheduler) userKey(sh *share, user string) float64 {
 	var used float64
-	if u := s.uses[sh.cfg.Name]; u != nil {
+	if u := s.useFor(sh); u != nil {
 		used = u.users[user]
 	}
 	g := 0
@@ -312,6 +292,7 @@ func (s *Scheduler) usageRestored(e UsageRestored) error {
 		}
 	}
 	s.uses = map[string]*shareUse{}
+	s.usesGen++
 	for _, su := range st.Shares {
 		u := s.useOf(su.Share)
 		u.borrowed = su.Borrowed
@@ -322,6 +303,7 @@ func (s *Scheduler) usageRestored(e UsageRestored) error {
 	if !st.At.IsZero() {
 		s.usageAt = st.At
 	}
+	s.rates.all = true
 	s.snapshotRates()
 	for _, p := range s.parts {
 		p.dirty = true

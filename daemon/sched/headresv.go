@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"sort"
 	"time"
 )
 
@@ -65,19 +64,13 @@ func (s *Scheduler) shareFreesAt(sh *share, need int) (time.Time, bool) {
 	if need <= 0 {
 		return s.now, true
 	}
-	ends := s.endBuf[:0]
-	for _, x := range sh.running {
-		ends = append(ends, shareEnd{s.expectedEnd(x), x.gpuN})
-	}
-	s.endBuf = ends
-	sort.Slice(ends, func(a, b int) bool { return ends[a].end.Before(ends[b].end) })
-	for _, e := range ends {
+	for _, e := range s.sortedEnds(sh) { // kept between passes (shareends.go)
 		if !e.end.Before(forever) {
 			break
 		}
 		need -= e.gpus
 		if need <= 0 {
-			return e.end, true
+			return s.clampNow(e.end), true
 		}
 	}
 	return forever, false

@@ -18,6 +18,7 @@ const (
 
 // shape is what decides whether a job can start, but for its priority.
 type shape struct {
+	h                 uint64 // a hash of the rest (shapecache.go), compared first
 	nodes, gpus, cpus int
 	mem               int64
 	excl              bool            // place=excl places differently
@@ -27,7 +28,7 @@ type shape struct {
 	topo              TopologyRequest // placed by topology (a bounded wait stands alone: topology.go)
 }
 
-func (s *Scheduler) shapeOf(j *job) shape {
+func (s *Scheduler) freshShape(j *job) shape {
 	k := shape{nodes: j.Nodes, gpus: j.GPUsPerNode, cpus: j.CPUsPerNode, mem: j.MemPerNode, excl: j.Exclusive}
 	if s.cfg.Backfill {
 		k.wall = s.walltime(j)
@@ -275,7 +276,7 @@ func (s *Scheduler) skipGone(sh *share) {
 				return
 			}
 			sh.skips++
-			if sh.usage()+j.charge() > sh.quota() {
+			if sh.usage()+s.chargeOf(j) > sh.quota() {
 				sh.skippedCand = true
 			}
 			s.setReason(j, r)
@@ -299,7 +300,7 @@ type seenShape struct {
 // there is none.
 func seenReason(list []seenShape, k shape) Reason {
 	for _, x := range list {
-		if x.k == k {
+		if x.k.h == k.h && x.k == k {
 			return x.r
 		}
 	}

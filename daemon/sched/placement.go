@@ -17,6 +17,7 @@ func (s *Scheduler) nodeRefresh(n *node) {
 		s.topoCount(n, -1)
 	}
 	n.prof.gen = 0 // its release profile changes with it
+	s.resvIndexTouch(n)
 	n.free = n.valid.andNot(n.held).andNot(n.nominated).count()
 	if n.excl > 0 || n.exclNom > 0 {
 		n.free = 0 // an Exclusive job keeps the rest (exclusive.go)
@@ -317,6 +318,7 @@ func (s *Scheduler) shareAdd(sh *share, d shareDelta) {
 	sh.run += d.run
 	sh.pre += d.pre
 	sh.nom += d.nom
+	s.markRates(sh)
 	if p != nil {
 		s.shareTotals(p, sh, +1)
 	}

@@ -165,7 +165,16 @@ func (w *world) apply(ev Event) error {
 	w.cov.add(eventKind(ev))
 	w.noteChange(ev)
 	w.accepted(ev, before)
+	w.checkIncremental()
 	return nil
+}
+
+// checkIncremental asserts that the state the core keeps between passes
+// equals a computation from scratch (incremental_test.go).
+func (w *world) checkIncremental() {
+	if err := w.s.checkIncremental(); err != nil {
+		w.t.Fatalf("incremental state: %v\n%s", err, w.dump())
+	}
 }
 
 func (w *world) schedule() Plan {
@@ -206,6 +215,7 @@ func (w *world) schedule() Plan {
 	w.checkNeverFitsFail(p)
 	w.checkUserLimits()
 	w.checkIdleClaims()
+	w.checkIncremental()
 	if w.walls {
 		w.checkReservations()
 	}

@@ -203,6 +203,7 @@ func (s *Scheduler) unreserve(j *job) {
 				break
 			}
 		}
+		s.resvIndexTouch(n)
 	}
 	p := r.part
 	for i, x := range p.resvs {
@@ -379,6 +380,7 @@ func (s *Scheduler) buildSoftMasks(p *partition, j *job, need quotaNeed) bool {
 		return false
 	}
 	s.maskGen++
+	s.maskedNodes = s.maskedNodes[:0]
 	for _, r := range p.resvs {
 		if r.j != j && r.start.Before(end) {
 			s.maskResv(r)
@@ -393,6 +395,7 @@ func (s *Scheduler) maskResv(r *reservation) {
 		if n.maskGen != s.maskGen {
 			n.maskGen = s.maskGen
 			n.mask, n.maskCPU, n.maskMem = gpuSet{}, 0, 0
+			s.maskedNodes = append(s.maskedNodes, n)
 		}
 		n.mask = n.mask.or(r.gpus[k])
 		c, m := n.reqOn(r.j)
@@ -410,6 +413,7 @@ func (s *Scheduler) buildMasks(p *partition, j *job, need quotaNeed) bool {
 	}
 	end := s.endFrom(j, s.now)
 	s.maskGen++
+	s.maskedNodes = s.maskedNodes[:0]
 	masked := false
 	for _, r := range p.resvs {
 		if !r.start.Before(end) || !s.binds(r, j, need) {
@@ -428,8 +432,8 @@ func (s *Scheduler) freeFor(p *partition) int {
 		return p.freeAvail
 	}
 	f := p.freeAvail
-	for _, n := range p.nodes {
-		if s.masked(n) && n.bucket >= 0 {
+	for _, n := range s.maskedNodes { // the nodes with a mask of maskGen
+		if n.part == p && s.masked(n) && n.bucket >= 0 {
 			f -= n.free - s.freeOn(n)
 		}
 	}
@@ -480,8 +484,14 @@ func (s *Scheduler) reserveFor(p *partition, j *job, kind resvKind) *reservation
 func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Time) *reservation {
 	s.unreserve(j)
 	k := j.Nodes
-	best := make([]resvCand, 0, k) // the k earliest, by time then node order
-	for _, n := range s.topoResvNodes(p, j, nb) {
+	best := make([]resvCand, 0, k)     // the k earliest, by time then node order
+	nodes := s.topoResvNodes(p, j, nb) // a required domain's nodes only (topology.go)
+	if !s.topoBound(p, j) {
+		if cands, ok := s.indexedCands(p, j, nb); ok {
+			best, nodes = cands, nil // the index chose (resvindex.go)
+		}
+	}
+	for _, n := range nodes {
 		if !n.usable() || !n.fitsDeclared(j) {
 			continue
 		}
@@ -550,6 +560,7 @@ func (s *Scheduler) reserveFrom(p *partition, j *job, kind resvKind, nb time.Tim
 		}
 		r.allocs = append(r.allocs, Alloc{Node: c.n.cfg.Name, GPUs: pick})
 		c.n.resvs = append(c.n.resvs, r)
+		s.resvIndexTouch(c.n)
 	}
 	j.resv = r
 	p.resvs = append(p.resvs, r)
@@ -603,6 +614,7 @@ func (s *Scheduler) profile(n *node) *relProfile {
 		return pr
 	}
 	pr.gen, pr.epoch, pr.stable = s.gen, s.profEpoch, true
+	s.resvIndexTouch(n)
 	pr.rel = pr.rel[:0]
 	for i := 0; i < n.gpus; i++ {
 		if n.valid.has(i) {

@@ -39,7 +39,6 @@ type Scheduler struct {
 	masking bool                 // place keeps off the masks of maskGen
 	relBuf  []time.Time
 	holdBuf []relHold
-	endBuf  []shareEnd
 	nodeBuf []int // per node of a partition, by pidx (fairHopeless)
 	// exhaustive (tests only) runs every victim search in full, past the
 	// bounds that cut hopeless ones short: the plans must not change.
@@ -50,6 +49,10 @@ type Scheduler struct {
 	profEpoch uint64
 	resvRank  uint64 // reservations made so far (reservation.rank)
 	topo      topoState
+	rates     rateState
+	usesGen   uint64 // entries of uses made or dropped (useFor)
+	// maskedNodes are the nodes with a mask of maskGen (freeFor).
+	maskedNodes []*node
 }
 
 // New returns a core for cfg. Every node starts down; NodeUp makes it usable.
@@ -428,7 +431,7 @@ func (s *Scheduler) Shares() []ShareUsage {
 		u := ShareUsage{
 			Share: sh.cfg.Name, Partition: sh.cfg.Partition, Strategy: sh.cfg.Strategy,
 			Quota: sh.quota(), InUse: sh.inUse(), Borrowed: max(0, sh.inUse()-sh.quota()),
-			Pending: sh.pending, Running: len(sh.running), FairUsage: s.ShareFairUsage(sh.cfg.Name),
+			Pending: sh.pending, Running: len(sh.running), FairUsage: s.shareFairUsage(sh),
 		}
 		if pl := pools[sh.part]; pl != nil && !sh.reserve() && !sh.removed {
 			idle := max(0, sh.quota()-sh.inUse())

@@ -31,6 +31,9 @@ type job struct {
 	nfReason  Reason        // why, while neverFits
 	nfSince   time.Time     // since when, while neverFits (NeverFitsFailAfter)
 	scanGen   uint64        // the pass (Scheduler.scanSeq) that last examined it
+	shapeAt   uint64        // Scheduler.profEpoch+1 when shapeK was made (shapecache.go)
+	shapeK    shape         // its shape, kept
+	chargeK   int           // its charge, kept with shapeK
 	readyAt   time.Time     // when its current wait began (zero while it runs)
 	waited    time.Duration // its earlier waits (before it was preempted): fair share's wait credit
 
@@ -104,6 +107,11 @@ type share struct {
 	pending int // pending entries
 
 	dirty       bool
+	rateMarked  bool      // in Scheduler.rates.dirty (rates.go)
+	holdVer     uint64    // bumped when its holdings change (markRates)
+	ends        endCache  // its running jobs' expected ends, sorted (shareends.go)
+	useP        *shareUse // s.uses[cfg.Name] while useGen is Scheduler.usesGen+1 (rates.go)
+	useGen      uint64
 	lastScanned []*job
 	blockedWQ   bool         // the last scan left a within-quota job blocked
 	holdAll     bool         // per pass: a within-quota job is blocked for room; later ones wait
@@ -394,6 +402,7 @@ type partition struct {
 	resvs     []*reservation // every reservation (backfill)
 	bresv     *reservation   // the reservation of its first blocked borrower
 	bsticky   *job           // under fair share: the borrower bresv stays with until it starts or leaves
+	ri        *resvIndex     // the reservation index (resvindex.go), once a reservation needed it
 	fairWake  time.Time      // when a fair preemption refused for time may be allowed (zero: none)
 	dirty     bool           // capacity changed: scan every share
 	anyDirty  bool           // some share is dirty

@@ -49,6 +49,7 @@ func (s *Scheduler) userAdd(j *job, sign int, gpus int, c userCount) {
 		return
 	}
 	u := sh.userOf(j.User)
+	s.markRates(sh)
 	if c == userNominated {
 		u.nomJobs += sign
 		u.nomGPUs += sign * gpus
