@@ -117,7 +117,7 @@ func (s *Scheduler) fairCandidates(p *partition, sh *share, final float64) []*jo
 			continue
 		}
 		for _, v := range x.running {
-			if v.state != Running || v.startGen == s.gen || !fairVictimOK(x, v.gpuN, final) || !s.spareable(v) {
+			if v.state != Running || v.startGen == s.gen || v.gpuN == 0 || !fairVictimOK(x, v.gpuN, final) || !s.spareable(v) {
 				continue
 			}
 			if at := v.started.Add(s.fairRunMin(v)); s.now.Before(at) {
@@ -199,7 +199,9 @@ func (p *partition) fairWakeAt(t time.Time) {
 // tryFairPreempt is a fair-share preemption for borrower j of sh, blocked
 // for room; true when it nominated.
 func (s *Scheduler) tryFairPreempt(p *partition, sh *share, j *job) bool {
-	if !s.cfg.FairShare || !s.cfg.FairPreemption || sh.cfg.Strategy != LendAndBorrow {
+	// A job without GPUs borrows none: fair share has nothing to even out
+	// for it (and a victim without GPUs frees none, fairCandidates).
+	if !s.cfg.FairShare || !s.cfg.FairPreemption || sh.cfg.Strategy != LendAndBorrow || j.charge() == 0 {
 		return false
 	}
 	// A failed search covers larger jobs that would end no earlier (a
