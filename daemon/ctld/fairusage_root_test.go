@@ -28,7 +28,7 @@ func TestFairUsageSurvivesRestartAndReload(t *testing.T) {
 		t.Fatalf("start %+v", st)
 	}
 	n.report(id, 0, "running", 0)
-	time.Sleep(1200 * time.Millisecond) // the loop's tick passes: usage accrues
+	tc.advance(1200 * time.Millisecond) // the controller's clock and its tick: usage accrues
 	n.report(id, 0, "exited", 0)
 	n.expect(api.MsgRemove)
 	tc.waitState(id, api.StateFinished)

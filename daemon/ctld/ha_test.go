@@ -74,14 +74,30 @@ func TestHAFailover(t *testing.T) {
 		c, err := New(bctx, Options{ConfigPath: b.conf, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		bNew <- made{c, err}
 	}()
+	// b waits as a candidate behind a: its key is in the election and New
+	// has not returned.
+	cli := etcdtest.Client(t, m.ClientURL)
+	for deadline := time.Now().Add(testWait); ; time.Sleep(10 * time.Millisecond) {
+		select {
+		case r := <-bNew:
+			t.Fatalf("the second controller did not wait: %v", r.err)
+		default:
+		}
+		cs, err := leader.List(context.Background(), cli, "/sharq/t/"+electionDir)
+		if err == nil && len(cs) == 2 && cs[0].Key == a.ctl.lead.Key() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second controller is not a candidate behind the first: %+v %v", cs, err)
+		}
+	}
 	select {
 	case r := <-bNew:
 		t.Fatalf("the second controller did not wait: %v", r.err)
-	case <-time.After(300 * time.Millisecond):
+	default:
 	}
 
 	// a's lease ends behind its back (as after kill -9 or a long pause).
-	cli := etcdtest.Client(t, m.ClientURL)
 	resp, err := cli.Get(context.Background(), a.ctl.lead.Key())
 	if err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("a's election key: %v", err)

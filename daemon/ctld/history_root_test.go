@@ -22,18 +22,18 @@ func TestHistoryRecordsPreemptedBorrower(t *testing.T) {
 	borrower := tc.submit("b", 8, nil) // 4 of b's own GPUs, 4 of a's idle ones
 	n.expect(api.MsgStart)
 	n.report(borrower, 0, "running", 0)
-	time.Sleep(50 * time.Millisecond)
+	tc.advance(50 * time.Millisecond) // the controller's clock: the run holds GPUs a while
 	owner := tc.submit("a", 4, nil)
 	n.expect(api.MsgStop)
-	time.Sleep(50 * time.Millisecond) // the grace period
+	tc.advance(50 * time.Millisecond) // the grace period
 	n.report(borrower, 0, "exited", 271)
 	n.expect(api.MsgRemove)
 	n.expect(api.MsgStart) // the owner
-	time.Sleep(20 * time.Millisecond)
+	tc.advance(20 * time.Millisecond)
 	n.report(owner, 0, "exited", 0)
 	n.expect(api.MsgRemove)
 	n.expect(api.MsgStart) // the borrower again, all 8 GPUs: 4 owned, 4 borrowed
-	time.Sleep(20 * time.Millisecond)
+	tc.advance(20 * time.Millisecond)
 	n.report(borrower, 1, "exited", 0)
 	n.expect(api.MsgRemove)
 	tc.waitState(borrower, api.StateFinished)

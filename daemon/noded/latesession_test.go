@@ -23,6 +23,9 @@ type sessionClient struct {
 	conn    net.Conn
 	frames  []session.Frame // from Ready on, up to and with Exit
 	refusal string          // the Refused frame's text, when it was refused
+	// noticed gets the first notice's text as run reads it, so that a
+	// test waits for the notice itself rather than for the time it is due.
+	noticed chan string
 }
 
 // openSession grants a token for job's run (as the controller does with
@@ -42,7 +45,7 @@ func openSession(t *testing.T, p *peer, job string, run int, primary bool, cmd .
 	if err := session.NewWriter(conn).JSON(session.TypeHello, session.Hello{V: session.Version, Token: token}); err != nil {
 		t.Fatal(err)
 	}
-	return &sessionClient{conn: conn}
+	return &sessionClient{conn: conn, noticed: make(chan string, 1)}
 }
 
 // ready reads the answer to the hello: Ready (the session is registered
@@ -81,6 +84,12 @@ func (c *sessionClient) run() error {
 			return fmt.Errorf("session: %w after %d frames", err, len(c.frames))
 		}
 		c.frames = append(c.frames, f)
+		if f.Type == session.TypeNotice {
+			select {
+			case c.noticed <- string(f.Payload):
+			default: // not the first
+			}
+		}
 		if f.Type == session.TypeExit {
 			return nil
 		}
@@ -182,7 +191,7 @@ func TestLateSessionGetsNotices(t *testing.T) {
 				o.Job.Interactive = c.interactive
 				o.Walltime, o.Grace = c.walltime, c.grace
 				p.start(t, o)
-				started := p.state(t, id, "running").Time
+				p.state(t, id, "running")
 				// Registered once it has Ready.
 				early := openSession(t, p, id, o.Run, false, "sleep", "60")
 				if err := early.ready(); err != nil || early.refusal != "" {
@@ -191,7 +200,15 @@ func TestLateSessionGetsNotices(t *testing.T) {
 				earlyDone := make(chan error, 1)
 				go func() { earlyDone <- early.run() }()
 				if c.afterWarn {
-					time.Sleep(time.Until(started.Add(wall - wall/10 + 100*time.Millisecond)))
+					// The warning itself, as the early session reads it.
+					select {
+					case n := <-early.noticed:
+						if n != c.want[0] {
+							t.Fatalf("early session: first notice %q, want the warning %q", n, c.want[0])
+						}
+					case <-time.After(wall + waitLimit):
+						t.Fatal("early session: no walltime warning")
+					}
 				}
 				if c.stop != "" {
 					p.stop(t, id, c.grace, c.stop)

@@ -463,6 +463,9 @@ while :; do sleep 0.1; done
 			}
 		}
 	}
+	// Real time, not a fake clock: the frozen daemon is another process on
+	// the kernel's clock, and the next one must find both instants past.
+	// No condition says so sooner; the wait ends at the later instant.
 	time.Sleep(time.Until(latest(graceEnd, started[timed.Job.ID].Add(wall)).Add(100 * time.Millisecond)))
 	c1.signal(syscall.SIGKILL)
 	c1.wait(t)
