@@ -83,20 +83,21 @@ func run(m *testing.M) int {
 
 // cluster is one controller and its node daemons, all real processes.
 type cluster struct {
-	t       testing.TB
-	dir     string
-	conf    string
-	sock    string
-	ctld    *exec.Cmd
-	nodes   map[string]*exec.Cmd
-	logs    *logBuffer
-	workdir string // alice's submit directory
-	addr    string // the controller's node address
-	ns      string // containerd namespace: runc state is host-wide, so one per cluster
-	image   string
-	munge   *munged.Daemon    // with spec.tcp
-	server  string            // the TCP client port, with spec.tcp
-	nodeCfg map[string]string // node -> its own configuration (spec.nodeContainerd)
+	t        testing.TB
+	dir      string
+	conf     string
+	sock     string
+	ctld     *exec.Cmd
+	nodes    map[string]*exec.Cmd
+	logs     *logBuffer
+	workdir  string // alice's submit directory
+	addr     string // the controller's node address
+	ns       string // containerd namespace: runc state is host-wide, so one per cluster
+	image    string
+	munge    *munged.Daemon    // with spec.tcp
+	server   string            // the TCP client port, with spec.tcp
+	nodeCfg  map[string]string // node -> its own configuration (spec.nodeContainerd)
+	fakeGPUs bool              // spec.fakeGPUs
 }
 
 // spec describes a cluster: nodes of 8 GPUs each, and [[share]] blocks.
@@ -118,6 +119,12 @@ type spec struct {
 	// node name, its socket), through a configuration file of its own
 	// that differs only in [runtime]'s containerd_socket.
 	nodeContainerd map[string]string
+	// runtime is appended to the [runtime] block.
+	runtime string
+	// fakeGPUs runs each sharqd with the fake GPU source
+	// (--fake-gpu-state): its state file starts empty (every GPU idle
+	// and healthy); setGPUs writes it.
+	fakeGPUs bool
 }
 
 func newCluster(t testing.TB, s spec) *cluster {
@@ -127,7 +134,7 @@ func newCluster(t testing.TB, s spec) *cluster {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o755)
-	c := &cluster{t: t, dir: dir, nodes: map[string]*exec.Cmd{}, logs: &logBuffer{}}
+	c := &cluster{t: t, dir: dir, nodes: map[string]*exec.Cmd{}, logs: &logBuffer{}, fakeGPUs: s.fakeGPUs}
 	c.sock = filepath.Join(dir, "sharq.sock")
 	c.addr = freeAddr(t)
 	c.ns = testenv.Namespace()
@@ -164,6 +171,9 @@ func newCluster(t testing.TB, s spec) *cluster {
 	}
 	c.startCtld()
 	for _, n := range s.nodes {
+		if s.fakeGPUs {
+			c.setGPUs(n, `{}`)
+		}
 		c.startNode(n)
 	}
 	c.waitNodes(len(s.nodes))
@@ -203,6 +213,7 @@ checkpoint_root = %q
 [runtime]
 containerd_socket = %q
 namespace = %q
+%s
 
 [[partition]]
 name = "gpu"
@@ -212,7 +223,7 @@ preempt_grace = %q
 max_walltime = "1h"
 %s
 `, filepath.Join(c.dir, "spool"), c.sock, c.addr, c.addr, filepath.Join(c.dir, "secret"), filepath.Join(c.dir, "ckpt"), s.extra,
-		ctrSock, c.ns, strings.Join(s.nodes, ","), s.image, s.grace, s.part)
+		ctrSock, c.ns, s.runtime, strings.Join(s.nodes, ","), s.image, s.grace, s.part)
 	for i, n := range s.nodes {
 		devs := gpuDevs[(i%2)*8 : (i%2)*8+8]
 		fmt.Fprintf(&b, "\n[[node]]\nnames = %q\ngpus = 8\ncpus = 4\nmemory = \"4gb\"\ngpu_devices = [%s]\nextra_devices = []\n%s\n",
@@ -291,9 +302,25 @@ func (c *cluster) startNode(name string) {
 	if own := c.nodeCfg[name]; own != "" {
 		cfg = own
 	}
-	cmd := c.daemon("sharqd", "--config", cfg, "--node", name, "--state-dir", filepath.Join(c.dir, "node-"+name), "--log-level", "debug")
+	args := []string{"--config", cfg, "--node", name, "--state-dir", filepath.Join(c.dir, "node-"+name), "--log-level", "debug"}
+	if c.fakeGPUs {
+		args = append(args, "--fake-gpu-state", c.gpuState(name))
+	}
+	cmd := c.daemon("sharqd", args...)
 	must(c.t, cmd.Start())
 	c.nodes[name] = cmd
+}
+
+// gpuState is the fake GPU state file of a node (spec.fakeGPUs).
+func (c *cluster) gpuState(node string) string { return filepath.Join(c.dir, "gpus-"+node+".json") }
+
+// setGPUs replaces a node's fake GPU state (runtime/gpu.FakeState) at
+// once: sharqd reads it whole at its next sample or check.
+func (c *cluster) setGPUs(node, state string) {
+	c.t.Helper()
+	tmp := c.gpuState(node) + ".new"
+	must(c.t, os.WriteFile(tmp, []byte(state), 0o644))
+	must(c.t, os.Rename(tmp, c.gpuState(node)))
 }
 
 // kill9 kills a daemon the hard way and reaps it.

@@ -25,7 +25,7 @@ type NewRuntime func(ctx context.Context, cfg *conf.Config, node string, log *sl
 // Main is sharqd's command line: it wires the configuration, the runtime
 // newRuntime makes, logging and signals to Run.
 //
-//	sharqd --config /etc/sharq/cluster.toml [--node NAME] [--state-dir DIR] [--log-level LEVEL]
+//	sharqd --config /etc/sharq/cluster.toml [--node NAME] [--state-dir DIR] [--log-level LEVEL] [--fake-gpu-state FILE]
 func Main(args []string, newRuntime NewRuntime) int {
 	if err := NewApp(newRuntime).Run(args); err != nil {
 		fmt.Fprintln(os.Stderr, "sharqd:", err)
@@ -45,6 +45,7 @@ func NewApp(newRuntime NewRuntime) *cli.App {
 			&cli.StringFlag{Name: "node", Aliases: []string{"n"}, Usage: "this node's `NAME` in the configuration (default: the host name)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "`DIR` for the node's job records (default: /var/lib/sharq/node/NAME)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "`LEVEL`: debug, info, warn or error"},
+			&cli.StringFlag{Name: "fake-gpu-state", Usage: "tests and benchmarks only, never production: read the GPUs' use and faults from this JSON `FILE` instead of NVML (README: fake GPUs)"},
 		},
 		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
@@ -77,9 +78,14 @@ func mainAction(c *cli.Context, newRuntime NewRuntime) error {
 		return err
 	}
 	defer rt.Close()
-	return Run(ctx, Options{
+	o := Options{
 		Config: cfg, Node: node, Runtime: rt, StateDir: c.String("state-dir"), Logger: log,
-	})
+	}
+	if path := c.String("fake-gpu-state"); path != "" {
+		log.Warn("fake GPU source: the GPUs' use and faults come from a test file, not NVML", "file", path)
+		fakeGPUOptions(&o, path)
+	}
+	return Run(ctx, o)
 }
 
 // nodeName is --node, or the host name as the configuration knows it (full
