@@ -62,37 +62,12 @@ func newBenchCluster(b *testing.B, nodes, pending int) *benchCluster {
 // newBenchClusterWith lets edit change the configuration first.
 func newBenchClusterWith(b *testing.B, nodes, pending int, edit func(*Config)) *benchCluster {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}}
-	for i := 0; i < nodes; i++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
-	}
-	quota := nodes * 8 * 9 / 10 / 50
-	for i := 0; i < 50; i++ {
-		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: quota, InSharePreemption: i%5 == 0}
-		switch i % 4 {
-		case 0:
-			sh.Strategy = Reserve
-		case 1:
-			sh.Strategy = Lend
-		case 2:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
-		case 3:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, Unlimited
-		}
-		cfg.Shares = append(cfg.Shares, sh)
-	}
+	benchNodes(&cfg, nodes)
+	benchShares(&cfg, 50, nodes*8*9/10/50, true)
 	if edit != nil {
 		edit(&cfg)
 	}
-	s, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1}
-	for _, n := range cfg.Nodes {
-		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	c := startBench(b, cfg, false)
 	for i := 0; i < pending; i++ {
 		c.submit(b)
 	}
@@ -183,42 +158,10 @@ func BenchmarkBackfillPass(b *testing.B) {
 
 func newReservedCluster(b *testing.B, nodes, pending int, fair, fp bool) *benchCluster {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true, FairShare: fair, FairPreemption: fp}
-	for i := 0; i < nodes; i++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
-	}
-	for i := 0; i < 50; i++ {
-		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: nodes * 8 / 50}
-		switch i % 4 {
-		case 0:
-			sh.Strategy = Reserve
-		case 1:
-			sh.Strategy = Lend
-		default:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
-		}
-		cfg.Shares = append(cfg.Shares, sh)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1, walls: true}
-	for _, n := range cfg.Nodes {
-		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for i := 0; i < nodes; i++ {
-		c.seq++
-		err := s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("%d.fill", c.seq)), Share: fmt.Sprintf("s%d", i%50), Seq: c.seq,
-			Nodes: 1, GPUsPerNode: 7, Walltime: time.Duration(1+i%24) * time.Hour}})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if p := c.schedule(); len(p.Starts) != nodes {
-		b.Fatalf("%d fill jobs started, want %d", len(p.Starts), nodes)
-	}
+	benchNodes(&cfg, nodes)
+	benchShares(&cfg, 50, nodes*8/50, false)
+	c := startBench(b, cfg, true)
+	c.fillNodes(b, nodes, 50)
 	for i := 0; i < pending; i++ {
 		c.submit(b)
 	}
@@ -364,5 +307,64 @@ func BenchmarkMultiNodePreempt(b *testing.B) {
 			b.Fatal("no preemption")
 		}
 		b.StartTimer()
+	}
+}
+
+// benchNodes adds n 8-GPU nodes of partition p.
+func benchNodes(cfg *Config, n int) {
+	for i := 0; i < n; i++ {
+		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
+	}
+}
+
+// benchShares adds n shares of partition p with quota GPUs each,
+// RESERVE, LEND and LEND_AND_BORROW (borrow limit 50) in turn; mixed makes
+// every fourth LEND_AND_BORROW without a limit and every fifth preempt in
+// its share.
+func benchShares(cfg *Config, n, quota int, mixed bool) {
+	for i := 0; i < n; i++ {
+		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: quota, InSharePreemption: mixed && i%5 == 0}
+		switch {
+		case i%4 == 0:
+			sh.Strategy = Reserve
+		case i%4 == 1:
+			sh.Strategy = Lend
+		case i%4 == 3 && mixed:
+			sh.Strategy, sh.BorrowLimit = LendAndBorrow, Unlimited
+		default:
+			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
+		}
+		cfg.Shares = append(cfg.Shares, sh)
+	}
+}
+
+// startBench makes the core of cfg with every node up.
+func startBench(b *testing.B, cfg Config, walls bool) *benchCluster {
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1, walls: walls}
+	for _, n := range cfg.Nodes {
+		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// fillNodes starts one 7-GPU job on each of the nodes (walltimes 1 to 24
+// hours), the jobs spread over the shares.
+func (c *benchCluster) fillNodes(b *testing.B, nodes, shares int) {
+	for i := 0; i < nodes; i++ {
+		c.seq++
+		err := c.s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("%d.fill", c.seq)), Share: fmt.Sprintf("s%d", i%shares), Seq: c.seq,
+			Nodes: 1, GPUsPerNode: 7, Walltime: time.Duration(1+i%24) * time.Hour}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if p := c.schedule(); len(p.Starts) != nodes {
+		b.Fatalf("%d fill jobs started, want %d", len(p.Starts), nodes)
 	}
 }

@@ -52,34 +52,9 @@ func newScaleCluster(b *testing.B) *scaleCluster {
 		Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited, DefaultWalltime: 48 * time.Hour}},
 		Backfill:   true, FairShare: true, FairPreemption: true,
 	}
-	for i := 0; i < scaleNodes; i++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
-	}
-	quota := scaleNodes * 8 * 9 / 10 / scaleShares
-	for i := 0; i < scaleShares; i++ {
-		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: quota, InSharePreemption: i%5 == 0}
-		switch i % 4 {
-		case 0:
-			sh.Strategy = Reserve
-		case 1:
-			sh.Strategy = Lend
-		case 2:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
-		case 3:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, Unlimited
-		}
-		cfg.Shares = append(cfg.Shares, sh)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &scaleCluster{benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1}}
-	for _, n := range cfg.Nodes {
-		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchNodes(&cfg, scaleNodes)
+	benchShares(&cfg, scaleShares, scaleNodes*8*9/10/scaleShares, true)
+	c := &scaleCluster{*startBench(b, cfg, false)}
 	for i := 0; i < scalePending; i++ {
 		c.submit(b)
 	}

@@ -31,9 +31,7 @@ func BenchmarkTopologyPass(b *testing.B) {
 
 func newTopoBenchCluster(b *testing.B, nodes, shares, pending int, topo bool) *benchCluster {
 	cfg := Config{Partitions: []Partition{{Name: "p", PreemptionRetries: Unlimited}}, Backfill: true, FairShare: true}
-	for i := 0; i < nodes; i++ {
-		cfg.Nodes = append(cfg.Nodes, Node{Name: fmt.Sprintf("n%04d", i), Partition: "p", GPUs: 8})
-	}
+	benchNodes(&cfg, nodes)
 	if topo {
 		t := Topology{Name: "fab", Levels: []string{"block", "rack"}}
 		for bl := 0; bl*80 < nodes; bl++ {
@@ -53,39 +51,9 @@ func newTopoBenchCluster(b *testing.B, nodes, shares, pending int, topo bool) *b
 		cfg.Topologies = []Topology{t}
 		cfg.Partitions[0].Topology = "fab"
 	}
-	for i := 0; i < shares; i++ {
-		sh := Share{Name: fmt.Sprintf("s%d", i), Partition: "p", GPUs: nodes * 8 / shares}
-		switch i % 4 {
-		case 0:
-			sh.Strategy = Reserve
-		case 1:
-			sh.Strategy = Lend
-		default:
-			sh.Strategy, sh.BorrowLimit = LendAndBorrow, 50
-		}
-		cfg.Shares = append(cfg.Shares, sh)
-	}
-	s, err := New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := &benchCluster{s: s, now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), rnd: 1, walls: true}
-	for _, n := range cfg.Nodes {
-		if err := s.Apply(NodeUp{Node: n.Name}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for i := 0; i < nodes; i++ {
-		c.seq++
-		err := s.Apply(Submitted{Job: Job{ID: JobID(fmt.Sprintf("%d.fill", c.seq)), Share: fmt.Sprintf("s%d", i%shares), Seq: c.seq,
-			Nodes: 1, GPUsPerNode: 7, Walltime: time.Duration(1+i%24) * time.Hour}})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	if p := c.schedule(); len(p.Starts) != nodes {
-		b.Fatalf("%d fill jobs started, want %d", len(p.Starts), nodes)
-	}
+	benchShares(&cfg, shares, nodes*8/shares, false)
+	c := startBench(b, cfg, true)
+	c.fillNodes(b, nodes, shares)
 	for i := 0; i < pending; i++ {
 		c.seq++
 		jb := Job{
@@ -105,7 +73,7 @@ func newTopoBenchCluster(b *testing.B, nodes, shares, pending int, topo bool) *b
 		if topo && jb.Nodes > 1 {
 			jb.Topology = TopologyRequest{Level: "rack"}
 		}
-		if err := s.Apply(Submitted{Job: jb}); err != nil {
+		if err := c.s.Apply(Submitted{Job: jb}); err != nil {
 			b.Fatal(err)
 		}
 	}
