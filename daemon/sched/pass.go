@@ -400,6 +400,14 @@ func (s *Scheduler) ruledOut(p *partition, sh *share, j *job) Reason {
 // the reservations as a job of its need may.
 func (s *Scheduler) startPlaced(sh *share, j *job, need quotaNeed, allocs []Alloc, nodes []*node) {
 	s.started(sh, j)
+	if sh.resv != nil && sh.resv.j == j {
+		// It takes its headroom now: whichever path starts it (a
+		// place=excl job may start by startExclSmall), the quota kept
+		// for it must not stay kept (the needless-victim property found
+		// a borrower held back by a started exclusive job's headroom).
+		sh.reservedQ -= sh.resvQ
+		sh.resvQ = 0
+	}
 	s.dropHeadroomClaim(sh, j)
 	s.overtake(j, nodes, allocs, func(r *reservation) bool { return s.binds(r, j, need) })
 	s.start(j, allocs, nodes)
@@ -544,10 +552,6 @@ func (s *Scheduler) tryBorrow(p *partition, sh *share, j *job) bool {
 	default:
 		allocs, nodes, ok, masked := s.placeBF(p, j, mustBorrow)
 		if ok {
-			if sh.resv != nil && sh.resv.j == j {
-				sh.reservedQ -= sh.resvQ // it takes its headroom now
-				sh.resvQ = 0
-			}
 			s.startPlaced(sh, j, mustBorrow, allocs, nodes)
 			return true
 		}

@@ -387,7 +387,7 @@ func (se *search) finalOK() bool {
 	}
 	g := se.charge()
 	sh, p := se.sh, se.p
-	e, q := sh.usage()+g-inV, sh.quota()
+	e, q := sh.usage()+g-inV-se.ownSpare(), sh.quota()
 	if cross && e > q && !se.fair() {
 		return false
 	}
@@ -402,6 +402,50 @@ func (se *search) finalOK() bool {
 		}
 	}
 	return true
+}
+
+// ownSpare is how many GPUs of the preemptor's own share's jobs already
+// leaving, that no nomination holds, the job must take on its chosen
+// nodes: those jobs count in the share's usage (share.pre) until they
+// exit, but the job waits for them to exit before it starts there, so
+// the quota rule does not count them twice (issue 30 item 3: a
+// PriorityChanged released a preemptor's nomination while its victims
+// were exiting; the next search took another running job for the quota
+// alone, and it restarted where it was). Only the GPUs the job cannot
+// avoid count: per node, what it needs beyond the free GPUs, the taken
+// victims' and other spare GPUs. Once a nomination holds them they are
+// no longer spare, so no two preemptors count the same GPUs.
+func (se *search) ownSpare() int {
+	if se.j.Exclusive || se.p.spare == 0 {
+		return 0
+	}
+	credit := 0
+	for _, n := range se.chosen {
+		if n.spare == 0 {
+			continue
+		}
+		own := 0
+		for _, v := range n.jobs {
+			if v.state != Preempting || v.share != se.sh || v.Exclusive {
+				continue
+			}
+			for k, x := range v.anodes {
+				if x == n {
+					own += v.keeps(k).andNot(n.nominated).count()
+				}
+			}
+		}
+		own = min(own, n.spare)
+		have := se.s.freeOn(n) + n.spare - own
+		for _, i := range se.sel {
+			dg, _, _ := se.gpusOn(se.cands[i], n)
+			have += dg
+		}
+		if need := se.j.GPUsPerNode - have; need > 0 {
+			credit += min(need, own)
+		}
+	}
+	return credit
 }
 
 // preempt searches victims for j of sh among the running jobs mode allows
