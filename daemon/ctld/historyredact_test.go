@@ -4,12 +4,10 @@ package ctld
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/sharq-hpc/sharq/api"
-	"github.com/sharq-hpc/sharq/internal/pgtest"
 	"github.com/sharq-hpc/sharq/jobid"
 )
 
@@ -20,21 +18,9 @@ import (
 // and admins, even where the site lets users see every job's history. The
 // brief answers, the listing and reports carry no secrets.
 func TestPurgedJobKeepsDetailAndSecrets(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for _, backend := range historyBackends {
 		t.Run(backend, func(t *testing.T) {
-			extra := "\n[accounting]\nusers_see_all = true\n"
-			if backend == "postgres" {
-				pg, err := pgtest.Start()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pg.Stop()
-				dsn, err := pg.CreateDB(context.Background(), "sharq")
-				if err != nil {
-					t.Fatal(err)
-				}
-				extra += fmt.Sprintf("backend = \"postgres\"\ndsn = %q\n", dsn)
-			}
+			extra := accountingTOML(t, backend, "users_see_all = true\n")
 			tc := newTestCluster(t, []string{"n1:8"}, twoShares+extra)
 			first := tc.submitSpec(&api.SubmitSpec{Job: api.JobSpec{Name: "first", Share: "a", Script: "#!/bin/sh\n",
 				WorkDir: "/tmp", Resources: api.Resources{GPUsPerNode: 1}, Hold: "u"}})

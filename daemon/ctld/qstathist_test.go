@@ -14,24 +14,36 @@ import (
 	"github.com/sharq-hpc/sharq/internal/pgtest"
 )
 
+// historyBackends are the stores the history tests run on.
+var historyBackends = []string{"sqlite", "postgres"}
+
+// accountingTOML is an [accounting] section of settings (TOML lines) on
+// backend: for "postgres", a database in a private PostgreSQL that stops
+// when t ends.
+func accountingTOML(t *testing.T, backend, settings string) string {
+	t.Helper()
+	section := "\n[accounting]\n" + settings
+	if backend != "postgres" {
+		return section
+	}
+	pg, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Stop() })
+	dsn, err := pg.CreateDB(context.Background(), "sharq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return section + fmt.Sprintf("backend = \"postgres\"\ndsn = %q\n", dsn)
+}
+
 // qstat -x without ids lists the history's jobs too, merged with the
 // spool's without duplicates, bounded by --since, each user's own only.
 func TestQstatListsHistory(t *testing.T) {
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for _, backend := range historyBackends {
 		t.Run(backend, func(t *testing.T) {
-			extra := "\n[accounting]\n"
-			if backend == "postgres" {
-				pg, err := pgtest.Start()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pg.Stop()
-				dsn, err := pg.CreateDB(context.Background(), "sharq")
-				if err != nil {
-					t.Fatal(err)
-				}
-				extra += fmt.Sprintf("backend = \"postgres\"\ndsn = %q\n", dsn)
-			}
+			extra := accountingTOML(t, backend, "")
 			tc := newTestCluster(t, []string{"n1:8"}, twoShares+extra)
 			n := tc.attachNode("n1")
 			aliceOld := tc.runJob(n, alice, "a", 2, 0)
