@@ -31,14 +31,7 @@ func TestUnhealthyNode(t *testing.T) {
 	// queued, and the node, which failed them all, is drained
 	// (RuntimeFailing) until an admin resumes it.
 	for run := 0; run <= conf.DefaultStartFailureRetries; run++ {
-		st := n.expect(api.MsgStart).Start
-		if st.Job.ID != id || st.Run != run {
-			t.Fatalf("start %d: %+v", run, st)
-		}
-		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
-			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
-		}})
-		n.expect(api.MsgRemove)
+		n.failStart(id, run, why)
 	}
 	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": ")
 	if j := tc.job(id); j.State != api.StateQueued || j.StartFailures != 0 {
@@ -93,14 +86,7 @@ func TestRuntimeFailingNodeDrained(t *testing.T) {
 	const why = "job 1.t: start: start job 1.t: create task: the node's container runtime cannot start containers: OCI runtime create failed: runc create failed: no cgroup mount found in mountinfo"
 	id := tc.submit("a", 4, nil)
 	for run := range nodeFaultStarts {
-		st := bad.expect(api.MsgStart).Start
-		if st.Job.ID != id || st.Run != run {
-			t.Fatalf("start %d: %+v", run, st)
-		}
-		bad.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
-			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
-		}})
-		bad.expect(api.MsgRemove)
+		bad.failStart(id, run, why)
 	}
 	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
 	bad.quiet(300 * time.Millisecond) // no fourth start there

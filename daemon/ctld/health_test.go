@@ -26,6 +26,20 @@ func (tc *testCluster) awaitNode(state, problem string) {
 	}
 }
 
+// failStart takes job id's start of run and fails it as the node's fault
+// (its runtime cannot start containers), with why as the error.
+func (n *scriptedNode) failStart(id string, run int, why string) {
+	n.t.Helper()
+	st := n.expect(api.MsgStart).Start
+	if st.Job.ID != id || st.Run != run {
+		n.t.Fatalf("start %d: %+v", run, st)
+	}
+	n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
+		JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
+	}})
+	n.expect(api.MsgRemove)
+}
+
 // awaitNodeProblem waits until show nodes gives the single node state
 // and a first problem starting with prefix.
 func (tc *testCluster) awaitNodeProblem(state, prefix string) {
@@ -52,24 +66,13 @@ func TestRuntimeFailingNodeRetried(t *testing.T) {
 	n := tc.attachNode("n1")
 	const why = "job 1.t: start: create task: the node's container runtime cannot start containers: no cgroup mount found"
 	id := tc.submit("a", 4, nil)
-	fail := func(run int) {
-		t.Helper()
-		st := n.expect(api.MsgStart).Start
-		if st.Job.ID != id || st.Run != run {
-			t.Fatalf("start %d: %+v", run, st)
-		}
-		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
-			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
-		}})
-		n.expect(api.MsgRemove)
-	}
 	for run := range nodeFaultStarts {
-		fail(run)
+		n.failStart(id, run, why)
 	}
 	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
 	// The trial at the next heartbeat fails: drained again at once.
 	n.send(api.NodeMsg{Type: api.MsgHeartbeat, Node: "n1"})
-	fail(nodeFaultStarts)
+	n.failStart(id, nodeFaultStarts, why)
 	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
 	n.quiet(200 * time.Millisecond)
 	// Repaired: the next trial runs, and the node is up again.
@@ -100,14 +103,7 @@ func TestRuntimeSelfTestClearsDrain(t *testing.T) {
 	const why = "job 1.t: start: create task: the node's container runtime cannot start containers: no cgroup mount found"
 	id := tc.submit("a", 4, nil)
 	for run := range nodeFaultStarts {
-		st := n.expect(api.MsgStart).Start
-		if st.Job.ID != id || st.Run != run {
-			t.Fatalf("start %d: %+v", run, st)
-		}
-		n.send(api.NodeMsg{Type: api.MsgJobState, JobState: &api.JobStateMsg{
-			JobID: id, Run: run, State: "failed", ExitStatus: -1, Error: why, NodeFault: true, Time: time.Now(),
-		}})
-		n.expect(api.MsgRemove)
+		n.failStart(id, run, why)
 	}
 	tc.awaitNodeProblem("drained", reasonRuntimeFailing+": 3 job starts failed here")
 	for _, tt := range []struct {
