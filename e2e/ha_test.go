@@ -233,25 +233,38 @@ func (h *haCluster) waitEtcd(d time.Duration) {
 
 // leaderIndex is the controller that leads now (-1 if none), from etcd.
 func (h *haCluster) leaderIndex() int {
+	return etcdLeader(h.etcd, "/sharq/e2e/leader", h.ctls, func(int) bool { return true })
+}
+
+func (h *haCluster) waitLeader(not int, d time.Duration) int {
+	h.t.Helper()
+	return waitNewLeader(h.t, h.logs, d, not, h.leaderIndex)
+}
+
+// etcdLeader is the index in ctls of the controller whose key leads under
+// prefix in etcd; -1 if none does, or running says its process is gone.
+func etcdLeader(cli *clientv3.Client, prefix string, ctls []*exec.Cmd, running func(int) bool) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	cs, err := leader.List(ctx, h.etcd, "/sharq/e2e/leader")
+	cs, err := leader.List(ctx, cli, prefix)
 	if err != nil || len(cs) == 0 {
 		return -1
 	}
-	for i, c := range h.ctls {
-		if c != nil && c.Process != nil && c.Process.Pid == cs[0].Info.PID {
+	for i, c := range ctls {
+		if c != nil && c.Process != nil && running(i) && c.Process.Pid == cs[0].Info.PID {
 			return i
 		}
 	}
 	return -1
 }
 
-func (h *haCluster) waitLeader(not int, d time.Duration) int {
-	h.t.Helper()
+// waitNewLeader waits up to d until index gives a leader other than not,
+// and returns it.
+func waitNewLeader(t testing.TB, logs *logBuffer, d time.Duration, not int, index func() int) int {
+	t.Helper()
 	var l int
-	h.eventually(d, func() (bool, string) {
-		l = h.leaderIndex()
+	eventually(t, d, logs, func() (bool, string) {
+		l = index()
 		return l >= 0 && l != not, fmt.Sprintf("leader %d", l)
 	})
 	return l

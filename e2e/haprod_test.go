@@ -23,7 +23,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/sharq-hpc/sharq/daemon/leader"
 	"github.com/sharq-hpc/sharq/internal/munged"
 	"github.com/sharq-hpc/sharq/internal/testcert"
 	"github.com/sharq-hpc/sharq/internal/testenv"
@@ -308,28 +307,12 @@ func (p *prodCluster) login(name string, args ...string) (string, string, error)
 
 // leaderIndex is the controller that leads now (-1 if none), from etcd.
 func (p *prodCluster) leaderIndex() int {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	cs, err := leader.List(ctx, p.etcd, "/sharq/"+prodName+"/leader")
-	if err != nil || len(cs) == 0 {
-		return -1
-	}
-	for i, c := range p.ctls {
-		if c != nil && c.Process != nil && p.ctlAlive(i) && c.Process.Pid == cs[0].Info.PID {
-			return i
-		}
-	}
-	return -1
+	return etcdLeader(p.etcd, "/sharq/"+prodName+"/leader", p.ctls, p.ctlAlive)
 }
 
 func (p *prodCluster) waitLeader(not int, d time.Duration) int {
 	p.t.Helper()
-	var l int
-	p.eventually(d, func() (bool, string) {
-		l = p.leaderIndex()
-		return l >= 0 && l != not, fmt.Sprintf("leader %d", l)
-	})
-	return l
+	return waitNewLeader(p.t, p.logs, d, not, p.leaderIndex)
 }
 
 // stream is one submitting loop of the login host: every third job of a
